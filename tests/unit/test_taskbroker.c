@@ -688,6 +688,93 @@ static void test_tb_filter_table_names_rules(void **state)
 	assert_int_equal(n, 6);
 }
 
+/*
+** Properties over 2000 random grids: every dropped nucleus names a rule of
+** the filter table, stage counts never grow (except where TB-09 restores),
+** the chosen nucleus is alive with a positive weight, a decision is pending
+** exactly when no survivor has weight, and the same seed gives the same
+** decision.
+*/
+static void test_tb_random_grids_keep_invariants(void **state)
+{
+	(void)state;
+	static const char *names[MAXN] = {"N0", "N1", "N2", "N3",
+					  "N4", "N5", "N6", "N7"};
+	static const char *statuses[] = {"ACTIVE", "ACTIVE", "ACTIVE",
+					 "OFFLINE"};
+	struct gb_rng g;
+	gb_rng_seed(&g, 99);
+	for (int iter = 0; iter < 2000; iter++) {
+		struct fx f;
+		fx_init(&f);
+		f.task.io_intensity = (double)gb_rng_below(&g, 600);
+		f.task.priority = (long)gb_rng_below(&g, 1000);
+		f.task.t1_weight = gb_rng_below(&g, 4) == 0 ? -1 : 0;
+		f.task.input_prestaging = gb_rng_below(&g, 5) == 0;
+		f.task.broker_on_master = gb_rng_below(&g, 3) == 0;
+		f.task.full_chain = (enum tb_fullchain)gb_rng_below(&g, 4);
+		f.task.parent_nucleus = names[gb_rng_below(&g, MAXN)];
+		f.task.norm_exp_out_size = gb_rng_uniform(&g);
+		fx_dataset(&f, "d0", 1, (double)gb_rng_below(&g, 20000),
+			   (long)gb_rng_below(&g, 400), gb_rng_below(&g, 4) == 0);
+		fx_dataset(&f, "d1", 0, (double)gb_rng_below(&g, 200),
+			   (long)gb_rng_below(&g, 400), 0);
+		size_t n = 1 + (size_t)gb_rng_below(&g, MAXN);
+		for (size_t i = 0; i < n; i++) {
+			struct fx_nucleus *x = fx_add(&f, names[i]);
+			x->n.status = statuses[gb_rng_below(&g, 4)];
+			x->n.bare = (enum tb_bare)gb_rng_below(&g, 3);
+			x->n.transfer_backlog = (long)gb_rng_below(&g, 3000);
+			x->n.rw = (double)gb_rng_below(&g, 2000);
+			x->st[0].space_free = (double)gb_rng_below(&g, 1000000);
+			x->st[0].tape = gb_rng_below(&g, 8) == 0;
+			x->n.nstorages = gb_rng_below(&g, 10) == 0 ? 0 : 1;
+			if (gb_rng_below(&g, 2))
+				fx_replica(x, "d0", gb_rng_uniform(&g) * 20000,
+					   (long)gb_rng_below(&g, 400));
+			if (gb_rng_below(&g, 2))
+				fx_replica(x, "d1", gb_rng_uniform(&g) * 200,
+					   (long)gb_rng_below(&g, 400));
+		}
+		uint64_t seed = gb_rng_next(&g);
+		fx_run(&f, seed);
+		long chosen = f.d.chosen;
+		double wpos = 0;
+		for (size_t i = 0; i < f.n; i++) {
+			const struct dec_candidate *c = &f.cands[i];
+			if (!dec_dropped(c)) {
+				assert_false(isnan(c->weight));
+				assert_true(c->weight >= 0);
+				wpos += c->weight;
+				continue;
+			}
+			assert_true(c->nreasons >= 1);
+			const char *r = c->reasons[0].rule;
+			assert_true(r[0] == 'T' || r[0] == 'F');
+			assert_non_null(c->reasons[0].code);
+		}
+		for (size_t s = 1; s < f.d.nstages; s++)
+			if (strcmp(f.d.stages[s].name, "locality dropped") != 0 &&
+			    strcmp(f.d.stages[s - 1].name, "locality dropped") != 0)
+				assert_true(f.d.stages[s].in ==
+					    f.d.stages[s - 1].out);
+		for (size_t s = 0; s < f.d.nstages; s++)
+			if (strcmp(f.d.stages[s].name, "locality dropped") != 0)
+				assert_true(f.d.stages[s].out <=
+					    f.d.stages[s].in);
+		if (wpos > 0) {
+			assert_int_equal(f.d.outcome, DEC_ASSIGNED);
+			assert_false(dec_dropped(&f.cands[chosen]));
+			assert_true(f.cands[chosen].weight > 0);
+		} else {
+			assert_int_equal(f.d.outcome, DEC_PENDING);
+			assert_int_equal(chosen, -1);
+		}
+		fx_run(&f, seed);
+		assert_int_equal(f.d.chosen, chosen);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -716,6 +803,7 @@ int main(void)
 		cmocka_unit_test(test_fc06_fc07_job_scope),
 		cmocka_unit_test(test_tb_invalid_arguments),
 		cmocka_unit_test(test_tb_filter_table_names_rules),
+		cmocka_unit_test(test_tb_random_grids_keep_invariants),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
