@@ -440,11 +440,13 @@ int tb_broker(const struct tb_task *task, const struct tb_nucleus *nuclei,
 						&cands[i].wexpl);
 			wsum += cands[i].weight;
 		}
-		if (wsum > 0 || !with_data)
+		/* Nothing left to weigh: keep whatever note explains why. */
+		if (wsum > 0 || !with_data || dec_alive(out) == 0)
 			break;
 		with_data = 0; /* every data factor is zero: use TB-11 */
-		snprintf(out->note, sizeof(out->note),
-			 "TB-10: no survivor holds input; weighted by TB-11");
+		if (out->note[0] == '\0')
+			snprintf(out->note, sizeof(out->note), "TB-10: no "
+				 "survivor holds input; weighted by TB-11");
 	}
 
 	/* TB-12: weighted draw among the survivors. */

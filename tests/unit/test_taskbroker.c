@@ -377,6 +377,8 @@ static void test_tb09_locality_relaxed(void **state)
 	fx_run(&f, 1);
 	assert_dropped(&f, "N1", "TB-07", "input_size");
 	assert_int_equal(f.d.outcome, DEC_PENDING);
+	/* Nobody survived: no TB-10 fallback note claims survivors. */
+	assert_null(strstr(f.d.note, "TB-10"));
 
 	/* Input 10001 GB > 10000 with low IO: not relaxed. */
 	f.task.io_intensity = 100;
