@@ -1,0 +1,647 @@
+/*
+** cli_main.c — gridbroker, the command-line tool.
+**
+** Commands are rows of a const table (tmux's cmd_table[] shape): name,
+** usage, help and the function that runs them. Everything but `explain`
+** talks to the configured servers; `explain` runs the engine offline on a
+** scenario file, through the same code the worker uses.
+*/
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "amqp.h"
+#include "codec.h"
+#include "config.h"
+#include "gb_error.h"
+#include "log.h"
+#include "scenario.h"
+#include "store.h"
+
+struct cli {
+	char cfg_path[PATH_MAX];
+	struct gb_config cfg;
+	int cfg_loaded;
+};
+
+struct cli_cmd {
+	const char *name;  /* "db migrate" */
+	const char *usage; /* arguments after the name */
+	const char *help;
+	int needs_config;
+	int (*exec)(struct cli *cli, int argc, char **argv);
+};
+
+static int load_config(struct cli *cli)
+{
+	char err[4096] = "";
+	if (cfg_load(cli->cfg_path, &cli->cfg, err, sizeof(err)) != GB_OK) {
+		fprintf(stderr, "gridbroker: %s: invalid configuration:\n%s\n",
+			cli->cfg_path, err);
+		return 1;
+	}
+	cli->cfg_loaded = 1;
+	return 0;
+}
+
+static struct st_db *open_db(struct cli *cli)
+{
+	struct st_db *db = NULL;
+	char err[512] = "";
+	if (st_open(&cli->cfg, &db, err, sizeof(err)) != GB_OK) {
+		fprintf(stderr, "gridbroker: database: %s\n", err);
+		return NULL;
+	}
+	return db;
+}
+
+static struct amq_sync *open_amqp(struct cli *cli)
+{
+	char err[512] = "";
+	struct amq_sync *s = amq_sync_open(&cli->cfg, err, sizeof(err));
+	if (s == NULL)
+		fprintf(stderr, "gridbroker: AMQP: %s\n", err);
+	return s;
+}
+
+/* ---- db ---------------------------------------------------------------- */
+
+static int cmd_db_migrate(struct cli *cli, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 0)
+		return 2;
+	struct st_db *db = open_db(cli);
+	if (db == NULL)
+		return 1;
+	int rc = st_migrate(db, GB_SCHEMA_DIR, stdout);
+	int v = 0;
+	if (rc == GB_OK)
+		rc = st_schema_version(db, &v);
+	if (rc != GB_OK)
+		fprintf(stderr, "gridbroker: migrate: %s: %s\n",
+			gb_strerror(rc), st_error(db));
+	else
+		printf("schema at version %d\n", v);
+	st_close(db);
+	return rc == GB_OK ? 0 : 1;
+}
+
+static int cmd_db_status(struct cli *cli, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 0)
+		return 2;
+	struct st_db *db = open_db(cli);
+	if (db == NULL)
+		return 1;
+	int v = 0;
+	int rc = st_schema_version(db, &v);
+	if (rc == GB_OK)
+		printf("database reachable, schema version %d\n", v);
+	else
+		fprintf(stderr, "gridbroker: %s\n", st_error(db));
+	st_close(db);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* ---- grid -------------------------------------------------------------- */
+
+static int cmd_grid_load(struct cli *cli, int argc, char **argv)
+{
+	if (argc != 1)
+		return 2;
+	char err[1024] = "";
+	json_t *root = scn_read_file(argv[0], err, sizeof(err));
+	if (root == NULL) {
+		fprintf(stderr, "gridbroker: %s\n", err);
+		return 1;
+	}
+	struct arena a;
+	arena_init(&a, 256u << 20);
+	struct tb_nucleus *nuclei = NULL;
+	size_t n = 0;
+	int rc = scn_parse_nuclei(json_object_get(root, "nuclei"), "nuclei",
+				  &a, &nuclei, &n, err, sizeof(err));
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s: %s\n", argv[0], err);
+	} else {
+		struct st_db *db = open_db(cli);
+		if (db == NULL) {
+			rc = GB_EDBGONE;
+		} else {
+			rc = st_grid_load_nuclei(db, nuclei, n);
+			if (rc != GB_OK)
+				fprintf(stderr, "gridbroker: grid load: %s\n",
+					st_error(db));
+			else
+				printf("loaded %zu nuclei from %s\n", n,
+				       argv[0]);
+			st_close(db);
+		}
+	}
+	arena_free(&a);
+	json_decref(root);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* ---- task submit ----------------------------------------------------------- */
+
+static int submit_one(struct amq_sync *s, json_t *obj, const char *path,
+		      size_t idx)
+{
+	char err[512] = "", field[64];
+	snprintf(field, sizeof(field), "%s[%zu]", path, idx);
+	struct arena a;
+	arena_init(&a, 64u << 20);
+	struct tb_task t;
+	int rc = scn_parse_task(obj, field, &a, &t, err, sizeof(err));
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s\n", err);
+		arena_free(&a);
+		return 1;
+	}
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	rc = cod_encode_task(&t, &sb);
+	char msgid[128];
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(msgid, sizeof(msgid), "task-%lld-%lld%09ld-%ld", t.task_id,
+		 (long long)ts.tv_sec, ts.tv_nsec, (long)getpid());
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = "task.broker",
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	if (rc == GB_OK)
+		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "task.broker", &props,
+				      sb.data, sb.size, 10000);
+	if (rc == GB_OK)
+		printf("submitted task %lld (message %s)\n", t.task_id, msgid);
+	else
+		fprintf(stderr, "gridbroker: submit task %lld: %s\n",
+			t.task_id, gb_strerror(rc));
+	msgpack_sbuffer_destroy(&sb);
+	arena_free(&a);
+	return rc == GB_OK ? 0 : 1;
+}
+
+static int cmd_task_submit(struct cli *cli, int argc, char **argv)
+{
+	if (argc != 1)
+		return 2;
+	char err[1024] = "";
+	json_t *root = scn_read_file(argv[0], err, sizeof(err));
+	if (root == NULL) {
+		fprintf(stderr, "gridbroker: %s\n", err);
+		return 1;
+	}
+	/* A file holds one task object, an array of them, or a scenario
+	** with a "task" member. */
+	json_t *list = root;
+	if (json_is_object(root) && json_object_get(root, "task"))
+		list = json_object_get(root, "task");
+	struct amq_sync *s = open_amqp(cli);
+	int bad = 0;
+	if (s == NULL) {
+		bad = 1;
+	} else if (json_is_array(list)) {
+		for (size_t i = 0; i < json_array_size(list); i++)
+			bad |= submit_one(s, json_array_get(list, i), "tasks", i);
+	} else {
+		bad = submit_one(s, list, "task", 0);
+	}
+	if (s)
+		amq_sync_close(s);
+	json_decref(root);
+	return bad;
+}
+
+/* ---- publish (raw) ------------------------------------------------------ */
+
+/*
+** Publish a file's bytes unchanged as a request: for replaying a message
+** taken from the dead-letter queue, and for testing what the worker does
+** with bytes no encoder of ours would produce.
+*/
+static int cmd_publish(struct cli *cli, int argc, char **argv)
+{
+	const char *key = NULL, *file = NULL, *msgid = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--message-id") == 0 && i + 1 < argc)
+			msgid = argv[++i];
+		else if (key == NULL)
+			key = argv[i];
+		else if (file == NULL)
+			file = argv[i];
+		else
+			return 2;
+	}
+	if (key == NULL || file == NULL)
+		return 2;
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+	if (f == NULL) {
+		fprintf(stderr, "gridbroker: %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	size_t cap = (size_t)cli->cfg.max_message_bytes * 2, len = 0;
+	unsigned char *buf = malloc(cap + 1);
+	if (buf)
+		len = fread(buf, 1, cap + 1, f);
+	if (f != stdin)
+		fclose(f);
+	if (buf == NULL || len > cap) {
+		fprintf(stderr, "gridbroker: %s: larger than %zu bytes\n", file,
+			cap);
+		free(buf);
+		return 1;
+	}
+	struct amq_sync *s = open_amqp(cli);
+	int rc = GB_EAMQPGONE;
+	if (s) {
+		struct amq_props props = {
+			.message_id = msgid,
+			.type = key,
+			.content_type = "application/msgpack",
+			.persistent = 1,
+		};
+		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, key, &props, buf,
+				      len, 10000);
+		if (rc == GB_OK)
+			printf("published %zu bytes to %s\n", len, key);
+		else
+			fprintf(stderr, "gridbroker: publish: %s\n",
+				gb_strerror(rc));
+		amq_sync_close(s);
+	}
+	free(buf);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static void print_event(const struct amq_message *m, int as_json)
+{
+	json_t *j = cod_to_json(m->body, m->len);
+	if (as_json) {
+		json_t *line = json_object();
+		json_object_set_new(line, "routingKey",
+				    json_string(m->routing_key ? m->routing_key : ""));
+		json_object_set_new(line, "messageId",
+				    json_string(m->message_id ? m->message_id : ""));
+		json_object_set_new(line, "body", j ? j : json_null());
+		char *s = json_dumps(line, JSON_COMPACT);
+		printf("%s\n", s ? s : "{}");
+		free(s);
+		json_decref(line);
+	} else {
+		const char *rk = m->routing_key ? m->routing_key : "?";
+		json_t *task = j ? json_object_get(j, "taskID") : NULL;
+		json_t *nuc = j ? json_object_get(j, "nucleus") : NULL;
+		json_t *retry = j ? json_object_get(j, "retryAfter") : NULL;
+		json_t *dec = j ? json_object_get(j, "decisionId") : NULL;
+		printf("%-14s task %-8lld", rk,
+		       task ? (long long)json_integer_value(task) : 0LL);
+		if (nuc && json_is_string(nuc))
+			printf(" -> %-24s", json_string_value(nuc));
+		if (retry && json_is_integer(retry))
+			printf(" retry in %lld s", (long long)json_integer_value(retry));
+		if (dec)
+			printf("  (decision %lld)", (long long)json_integer_value(dec));
+		json_t *reasons = j ? json_object_get(j, "reasons") : NULL;
+		if (reasons && json_array_size(reasons) > 0 && !nuc) {
+			printf("  reasons:");
+			for (size_t i = 0; i < json_array_size(reasons) && i < 4; i++) {
+				json_t *r = json_array_get(reasons, i);
+				printf(" %s/%s x%lld",
+				       json_string_value(json_object_get(r, "rule")),
+				       json_string_value(json_object_get(r, "code")),
+				       (long long)json_integer_value(json_object_get(r, "count")));
+			}
+		}
+		printf("\n");
+		json_decref(j);
+	}
+	fflush(stdout);
+}
+
+static int cmd_events(struct cli *cli, int argc, char **argv)
+{
+	long count = 0, timeout_s = 0;
+	int as_json = 0;
+	const char *keys[32];
+	int nk = 0;
+	for (int i = 0; i < argc; i++) {
+		if ((strcmp(argv[i], "-n") == 0 ||
+		     strcmp(argv[i], "--count") == 0) && i + 1 < argc)
+			count = strtol(argv[++i], NULL, 10);
+		else if ((strcmp(argv[i], "-t") == 0 ||
+			  strcmp(argv[i], "--timeout") == 0) && i + 1 < argc)
+			timeout_s = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--json") == 0)
+			as_json = 1;
+		else if (argv[i][0] == '-' || nk >= 31)
+			return 2;
+		else
+			keys[nk++] = argv[i];
+	}
+	if (nk == 0)
+		keys[nk++] = "#";
+	keys[nk] = NULL;
+	struct amq_sync *s = open_amqp(cli);
+	if (s == NULL)
+		return 1;
+	int rc = amq_sync_subscribe(s, AMQ_EX_EVENTS, keys);
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: subscribe: %s\n", gb_strerror(rc));
+		amq_sync_close(s);
+		return 1;
+	}
+	/* Tell a script waiting on us that the queue is bound. */
+	fprintf(stderr, "gridbroker: subscribed to %s\n", AMQ_EX_EVENTS);
+	long seen = 0;
+	time_t deadline = timeout_s > 0 ? time(NULL) + timeout_s : 0;
+	while (count == 0 || seen < count) {
+		int wait_ms = 1000;
+		if (deadline && time(NULL) >= deadline)
+			break;
+		struct amq_message m;
+		rc = amq_sync_next(s, &m, wait_ms);
+		if (rc == GB_ETIMEOUT)
+			continue;
+		if (rc != GB_OK) {
+			fprintf(stderr, "gridbroker: events: %s\n", gb_strerror(rc));
+			break;
+		}
+		print_event(&m, as_json);
+		amq_message_free(&m);
+		seen++;
+	}
+	amq_sync_close(s);
+	if (count > 0 && seen < count) {
+		fprintf(stderr, "gridbroker: %ld of %ld events before the "
+				"timeout\n", seen, count);
+		return 1;
+	}
+	return rc == GB_OK || rc == GB_ETIMEOUT ? 0 : 1;
+}
+
+/* ---- dlq --------------------------------------------------------------- */
+
+static int cmd_dlq(struct cli *cli, int argc, char **argv)
+{
+	int remove = 0, as_json = 0;
+	long max = 100;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--remove") == 0)
+			remove = 1;
+		else if (strcmp(argv[i], "--json") == 0)
+			as_json = 1;
+		else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+			max = strtol(argv[++i], NULL, 10);
+		else
+			return 2;
+	}
+	struct amq_sync *s = open_amqp(cli);
+	if (s == NULL)
+		return 1;
+	long n = 0;
+	uint64_t tags[1024];
+	size_t ntags = 0;
+	while (n < max) {
+		struct amq_message m;
+		int rc = amq_sync_get(s, AMQ_Q_DEAD, &m);
+		if (rc != GB_OK)
+			break;
+		if (as_json) {
+			json_t *o = json_pack("{s:s, s:s, s:s, s:i}", "routingKey",
+					      m.routing_key ? m.routing_key : "",
+					      "messageId",
+					      m.message_id ? m.message_id : "",
+					      "error",
+					      m.error_header ? m.error_header : "",
+					      "bytes", (json_int_t)m.len);
+			char *txt = json_dumps(o, JSON_COMPACT);
+			printf("%s\n", txt ? txt : "{}");
+			free(txt);
+			json_decref(o);
+		} else {
+			printf("%-14s %-40s %s\n",
+			       m.routing_key ? m.routing_key : "?",
+			       m.message_id ? m.message_id : "(no id)",
+			       m.error_header ? m.error_header
+					      : "(no x-gridbroker-error header)");
+		}
+		/* Hold every message until the end so basic.get walks the
+		** queue instead of seeing the same requeued head again. */
+		if (ntags < sizeof(tags) / sizeof(tags[0]))
+			tags[ntags++] = m.tag;
+		amq_message_free(&m);
+		n++;
+	}
+	for (size_t i = 0; i < ntags; i++)
+		amq_sync_settle(s, tags[i], remove);
+	if (n == 0)
+		printf("dead-letter queue %s is empty\n", AMQ_Q_DEAD);
+	amq_sync_close(s);
+	return 0;
+}
+
+/* ---- explain ----------------------------------------------------------- */
+
+static int cmd_explain(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	int as_json = 0;
+	const char *file = NULL;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			as_json = 1;
+		else if (file == NULL)
+			file = argv[i];
+		else
+			return 2;
+	}
+	if (file == NULL)
+		return 2;
+	char err[1024] = "";
+	json_t *root = scn_read_file(file, err, sizeof(err));
+	if (root == NULL) {
+		fprintf(stderr, "gridbroker: %s\n", err);
+		return 1;
+	}
+	struct arena a;
+	arena_init(&a, 256u << 20);
+	struct scn_task_scenario sc;
+	int rc = scn_parse_task_scenario(root, &a, &sc, err, sizeof(err));
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
+		arena_free(&a);
+		json_decref(root);
+		return 1;
+	}
+	struct prm_set set = {sc.params, sc.nparams};
+	struct tb_params p;
+	tb_params_resolve(&set, sc.task.gshare, &p);
+	struct gb_rng rng;
+	gb_rng_seed(&rng, sc.seed);
+	struct dec_candidate *cands =
+		sc.nnuclei ? arena_alloc(&a, sc.nnuclei * sizeof(*cands)) : NULL;
+	struct dec_decision d;
+	rc = (sc.nnuclei && cands == NULL)
+		     ? GB_ENOMEM
+		     : tb_broker(&sc.task, sc.nuclei, sc.nnuclei, &p, &rng,
+				 cands, &d);
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
+	} else if (as_json) {
+		json_t *j = scn_decision_json(&d);
+		char *txt = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		printf("%s\n", txt ? txt : "{}");
+		free(txt);
+		json_decref(j);
+	} else {
+		char title[160];
+		snprintf(title, sizeof(title), "task %lld (%s), %zu nuclei",
+			 sc.task.task_id, sc.task.gshare, sc.nnuclei);
+		scn_print_decision(stdout, &d, title);
+	}
+	arena_free(&a);
+	json_decref(root);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* ---- table ------------------------------------------------------------- */
+
+static int cmd_help(struct cli *cli, int argc, char **argv);
+static int cmd_version(struct cli *cli, int argc, char **argv);
+
+/* clang-format off */
+static const struct cli_cmd cli_cmds[] = {
+	{"db migrate", "", "apply the schema migrations in order (re-running is a no-op) and seed the parameter defaults", 1, cmd_db_migrate},
+	{"db status", "", "check the database connection and print the schema version", 1, cmd_db_status},
+	{"grid load", "FILE.json", "load nuclei, storages and replicas from a grid file ({\"nuclei\": [...]})", 1, cmd_grid_load},
+	{"task submit", "FILE.json", "publish task.broker requests for a task object, an array of them, or a scenario's task", 1, cmd_task_submit},
+	{"events", "[-n COUNT] [-t SECONDS] [--json] [ROUTING-KEY ...]", "subscribe to gridbroker.events and print events as they arrive (default key: #)", 1, cmd_events},
+	{"publish", "ROUTING-KEY FILE|- [--message-id ID]", "publish a file's bytes unchanged as a request (replay a dead letter, test bad input)", 1, cmd_publish},
+	{"dlq", "[-n COUNT] [--remove] [--json]", "list dead-lettered requests with the field and problem that rejected them", 1, cmd_dlq},
+	{"explain", "FILE.json [--json]", "run the engine offline on a scenario file: every candidate's weight or reasons, the stages and the decision", 0, cmd_explain},
+	{"help", "[COMMAND]", "show this list, or one command's usage", 0, cmd_help},
+	{"version", "", "print the version", 0, cmd_version},
+	{NULL, NULL, NULL, 0, NULL},
+};
+/* clang-format on */
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: gridbroker [-c FILE] COMMAND [ARGS]\n\n"
+		     "  -c, --config FILE  configuration (default: $GB_CONFIG "
+		     "or /etc/gridbroker/gridbroker.conf)\n\ncommands:\n");
+	for (const struct cli_cmd *c = cli_cmds; c->name; c++)
+		fprintf(out, "  %-12s %-28s %s\n", c->name, c->usage, c->help);
+}
+
+static int cmd_help(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	if (argc == 0) {
+		usage(stdout);
+		return 0;
+	}
+	char want[64];
+	snprintf(want, sizeof(want), "%s%s%s", argv[0], argc > 1 ? " " : "",
+		 argc > 1 ? argv[1] : "");
+	for (const struct cli_cmd *c = cli_cmds; c->name; c++) {
+		if (strcmp(c->name, want) == 0 ||
+		    strncmp(c->name, want, strlen(want)) == 0) {
+			printf("usage: gridbroker %s %s\n  %s\n", c->name,
+			       c->usage, c->help);
+		}
+	}
+	return 0;
+}
+
+static int cmd_version(struct cli *cli, int argc, char **argv)
+{
+	(void)cli;
+	(void)argc;
+	(void)argv;
+	printf("gridbroker %s\n", GB_VERSION);
+	return 0;
+}
+
+/* Match "db migrate" against argv; return words consumed or 0. */
+static int match(const struct cli_cmd *c, int argc, char **argv)
+{
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s", c->name);
+	int used = 0;
+	for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+		if (used >= argc || strcmp(argv[used], tok) != 0)
+			return 0;
+		used++;
+	}
+	return used;
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli cli;
+	const char *env = getenv("GB_CONFIG");
+	snprintf(cli.cfg_path, sizeof(cli.cfg_path), "%s",
+		 env && *env ? env : "/etc/gridbroker/gridbroker.conf");
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if ((strcmp(argv[i], "-c") == 0 ||
+		     strcmp(argv[i], "--config") == 0) && i + 1 < argc) {
+			snprintf(cli.cfg_path, sizeof(cli.cfg_path), "%s",
+				 argv[++i]);
+		} else if (strcmp(argv[i], "-h") == 0 ||
+			   strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "-V") == 0 ||
+			   strcmp(argv[i], "--version") == 0) {
+			return cmd_version(&cli, 0, NULL);
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init("gridbroker", LOG_LVL_WARN);
+	for (const struct cli_cmd *c = cli_cmds; c->name; c++) {
+		int used = match(c, argc - i, argv + i);
+		if (used == 0)
+			continue;
+		char **rest = argv + i + used;
+		int nrest = argc - i - used;
+		for (int k = 0; k < nrest; k++) {
+			if (strcmp(rest[k], "--help") == 0 ||
+			    strcmp(rest[k], "-h") == 0) {
+				printf("usage: gridbroker %s %s\n  %s\n",
+				       c->name, c->usage, c->help);
+				return 0;
+			}
+		}
+		if (c->needs_config && load_config(&cli) != 0)
+			return 1;
+		int rc = c->exec(&cli, nrest, rest);
+		if (rc == 2)
+			fprintf(stderr, "usage: gridbroker %s %s\n", c->name,
+				c->usage);
+		return rc;
+	}
+	fprintf(stderr, "gridbroker: unknown command '%s'\n", argv[i]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,516 @@
+/*
+** pipeline.c — request handling: validate, decide in one transaction,
+** publish the event with a confirm, then ack. See pipeline.h for the shape
+** and why nothing is lost or done twice.
+*/
+#include "pipeline.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "codec.h"
+#include "gb_error.h"
+#include "log.h"
+#include "scenario.h"
+
+#define WK_DB_RETRIES 3    /* deadlock / lock-wait retries of one request */
+#define WK_RETRY_BATCH 20  /* pending tasks retried per scan */
+#define WK_RELAY_BATCH 50  /* outbox rows relayed per scan */
+
+struct wk_pending {
+	int used;
+	uint64_t seq;
+	long long outbox_id; /* 0 for dead-letter copies */
+	int has_delivery;    /* ack (or nack) this delivery on the confirm */
+	uint64_t gen, tag;
+};
+
+int wk_init(struct wk_worker *w, const struct gb_config *cfg, const char *id)
+{
+	memset(w, 0, sizeof(*w));
+	w->cfg = cfg;
+	snprintf(w->id, sizeof(w->id), "%s", id);
+	w->npend = (size_t)(cfg->amqp_confirm_window > 0 ? cfg->amqp_confirm_window
+						     : 1);
+	w->pend = calloc(w->npend, sizeof(*w->pend));
+	return w->pend ? GB_OK : GB_ENOMEM;
+}
+
+void wk_free(struct wk_worker *w)
+{
+	free(w->pend);
+	w->pend = NULL;
+	if (w->db)
+		st_close(w->db);
+	w->db = NULL;
+}
+
+size_t wk_inflight(const struct wk_worker *w)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->npend; i++)
+		n += w->pend[i].used;
+	return n;
+}
+
+int wk_db_connect(struct wk_worker *w)
+{
+	char err[256] = "";
+	if (w->db == NULL) {
+		int rc = st_open(w->cfg, &w->db, err, sizeof(err));
+		if (rc != GB_OK) {
+			log_warn("database: %s", err);
+			return rc;
+		}
+	} else if (st_ping(w->db) != GB_OK && st_reconnect(w->db) != GB_OK) {
+		log_warn("database: %s", st_error(w->db));
+		return GB_EDBGONE;
+	}
+	if (w->db_down)
+		log_info("database connection restored");
+	w->db_down = 0;
+	return GB_OK;
+}
+
+static void db_failed(struct wk_worker *w, int rc, const char *what)
+{
+	w->n_db_errors++;
+	log_error("%s: %s (%s)", what, gb_strerror(rc),
+		  w->db ? st_error(w->db) : "no connection");
+	if (rc == GB_EDBGONE)
+		w->db_down = 1;
+}
+
+/* ---- publishing ------------------------------------------------------ */
+
+static struct wk_pending *slot_free(struct wk_worker *w)
+{
+	for (size_t i = 0; i < w->npend; i++)
+		if (!w->pend[i].used)
+			return &w->pend[i];
+	return NULL;
+}
+
+/*
+** Publish one event row; remember the delivery to settle on the confirm.
+** On failure the row stays leased in the outbox and a relay publishes it
+** when the lease ends.
+*/
+static int publish_row(struct wk_worker *w, const struct st_outbox_row *r,
+		       const struct amq_delivery *d)
+{
+	struct wk_pending *p = slot_free(w);
+	if (p == NULL)
+		return GB_ETIMEOUT;
+	struct amq_props props = {
+		.message_id = r->message_id,
+		.type = r->type,
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	uint64_t seq = 0;
+	int rc = amq_publish(w->amq, r->exchange, r->routing_key, &props,
+			     r->body, r->len, &seq);
+	if (rc != GB_OK) {
+		log_warn("publish %s: %s (left in the outbox)", r->message_id,
+			 gb_strerror(rc));
+		return rc;
+	}
+	memset(p, 0, sizeof(*p));
+	p->used = 1;
+	p->seq = seq;
+	p->outbox_id = r->id;
+	if (d) {
+		p->has_delivery = 1;
+		p->gen = d->gen;
+		p->tag = d->tag;
+	}
+	return GB_OK;
+}
+
+void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
+{
+	struct wk_worker *w = ud;
+	struct wk_pending *p = NULL;
+	for (size_t i = 0; i < w->npend; i++)
+		if (w->pend[i].used && w->pend[i].seq == seq)
+			p = &w->pend[i];
+	if (p == NULL)
+		return;
+	switch (outcome) {
+	case AMQ_CONFIRM_ACK:
+		if (p->outbox_id && w->db && !w->db_down) {
+			int rc = st_outbox_sent(w->db, p->outbox_id);
+			if (rc != GB_OK)
+				db_failed(w, rc, "outbox mark sent");
+		}
+		if (p->has_delivery)
+			amq_ack(w->amq, p->gen, p->tag);
+		break;
+	case AMQ_CONFIRM_NACK:
+		/* The broker refused the event: hand the request back; its
+		** redelivery finds the decision and republishes the outbox. */
+		log_warn("broker refused publish %" PRIu64, seq);
+		if (p->has_delivery)
+			amq_nack(w->amq, p->gen, p->tag, 1);
+		break;
+	case AMQ_CONFIRM_LOST:
+		/* Connection gone: the broker requeues the delivery itself. */
+		break;
+	}
+	p->used = 0;
+}
+
+/*
+** Copy an unusable request to the dead-letter exchange with a header that
+** names the field and the problem; ack the original once the copy is
+** confirmed. If even that publish fails, reject without requeue so the
+** queue's own dead-lettering keeps the message (without our header).
+*/
+static void dead_letter(struct wk_worker *w, const struct amq_delivery *d,
+			const char *field, const char *problem)
+{
+	char hdr[400];
+	snprintf(hdr, sizeof(hdr), "%s: %s", field, problem);
+	const char *headers[] = {AMQ_ERROR_HEADER, hdr,
+				 "x-original-routing-key",
+				 d->routing_key ? d->routing_key : "",
+				 "x-gridbroker-worker", w->id, NULL};
+	struct amq_props props = {
+		.message_id = d->props.message_id,
+		.type = d->props.type,
+		.content_type = d->props.content_type,
+		.persistent = 1,
+		.headers = headers,
+	};
+	w->n_dead++;
+	log_warn("dead-lettered %s message %s: %s",
+		 d->routing_key ? d->routing_key : "?",
+		 d->props.message_id ? d->props.message_id : "(no id)", hdr);
+	struct wk_pending *p = slot_free(w);
+	uint64_t seq = 0;
+	if (p == NULL ||
+	    amq_publish(w->amq, AMQ_EX_DLX,
+			d->routing_key ? d->routing_key : "unknown", &props,
+			d->body, d->len, &seq) != GB_OK) {
+		amq_nack(w->amq, d->gen, d->tag, 0);
+		return;
+	}
+	memset(p, 0, sizeof(*p));
+	p->used = 1;
+	p->seq = seq;
+	p->has_delivery = 1;
+	p->gen = d->gen;
+	p->tag = d->tag;
+}
+
+/* ---- deciding ---------------------------------------------------------- */
+
+/*
+** Inside the caller's transaction: load the state, run the engine, record
+** the decision and queue its event. `row` gets the event (memory in `a`).
+*/
+static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
+			     const char *request_id, long long now,
+			     struct arena *a, struct st_outbox_row *row)
+{
+	struct prm_set set;
+	int rc = st_params_load(w->db, a, &set);
+	if (rc != GB_OK)
+		return rc;
+	struct tb_params p;
+	tb_params_resolve(&set, task->gshare, &p);
+	struct tb_nucleus *nuclei = NULL;
+	size_t n = 0;
+	rc = st_tb_state(w->db, task, a, &nuclei, &n);
+	if (rc != GB_OK)
+		return rc;
+	struct dec_candidate *cands =
+		n ? arena_alloc(a, n * sizeof(*cands)) : NULL;
+	if (n && cands == NULL)
+		return GB_ETOOBIG;
+	struct gb_rng rng;
+	gb_rng_seed(&rng, gb_hash64(request_id) ^ (uint64_t)now ^
+				  (++w->seq_counter << 32));
+	struct dec_decision dec;
+	rc = tb_broker(task, nuclei, n, &p, &rng, cands, &dec);
+	if (rc != GB_OK)
+		return rc;
+
+	const char *nucleus = dec.chosen >= 0 ? cands[dec.chosen].name : NULL;
+	long long retry_at =
+		dec.outcome == DEC_PENDING ? now + dec.retry_after_s : 0;
+	json_t *detail = scn_decision_json(&dec);
+	char *detail_s = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
+	json_decref(detail);
+	long long decision_id = 0;
+	rc = st_task_decide(w->db, task, &dec, nucleus, now, retry_at,
+			    request_id, detail_s ? detail_s : "{}",
+			    &decision_id);
+	free(detail_s);
+	if (rc != GB_OK)
+		return rc;
+
+	const char *event = dec.outcome == DEC_ASSIGNED ? "task.assigned"
+							: "task.pending";
+	struct cod_task_event ev = {
+		.event = event,
+		.decision_id = decision_id,
+		.request_id = request_id,
+		.task = task,
+		.nuclei = nuclei,
+		.dec = &dec,
+		.decided_at = now,
+		.retry_at = retry_at,
+	};
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	rc = cod_encode_task_event(&ev, &sb);
+	if (rc == GB_OK) {
+		char msgid[64];
+		snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
+		memset(row, 0, sizeof(*row));
+		row->message_id = arena_strdup(a, msgid);
+		row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
+		row->routing_key = arena_strdup(a, event);
+		row->type = row->routing_key;
+		row->body = arena_alloc(a, sb.size ? sb.size : 1);
+		row->len = sb.size;
+		if (!row->message_id || !row->exchange || !row->routing_key ||
+		    !row->body)
+			rc = GB_ENOMEM;
+		else
+			memcpy(row->body, sb.data, sb.size);
+	}
+	msgpack_sbuffer_destroy(&sb);
+	if (rc == GB_OK)
+		rc = st_outbox_add(w->db, row->message_id, request_id,
+				   row->exchange, row->routing_key, row->type,
+				   row->body, row->len, w->id,
+				   now + w->cfg->outbox_lease, &row->id);
+	if (rc != GB_OK)
+		return rc;
+
+	w->n_decided++;
+	if (dec.outcome == DEC_ASSIGNED)
+		w->n_assigned++;
+	else
+		w->n_pending++;
+	char f_req[220], f_task[64], f_out[48];
+	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", request_id);
+	snprintf(f_task, sizeof(f_task), "GB_TASK_ID=%lld", task->task_id);
+	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
+		 dec_outcome_name(dec.outcome));
+	const char *fields[] = {f_req, f_task, f_out, NULL};
+	if (nucleus)
+		log_fields(LOG_LVL_INFO, fields,
+			   "task %lld assigned to %s (%zu of %zu nuclei "
+			   "eligible) decision %lld request %s",
+			   task->task_id, nucleus, dec_alive(&dec), n,
+			   decision_id, request_id);
+	else
+		log_fields(LOG_LVL_INFO, fields,
+			   "task %lld pending, retry in %d s (0 of %zu nuclei "
+			   "eligible) decision %lld request %s",
+			   task->task_id, dec.retry_after_s, n, decision_id,
+			   request_id);
+	return GB_OK;
+}
+
+/* Test seam: GB_TEST_CRASH_AT=after-commit kills the process right after
+** the decision commits and before the event is published or the request
+** acked — the window the outbox exists for. */
+static void crash_point(const char *where)
+{
+	const char *at = getenv("GB_TEST_CRASH_AT");
+	if (at && strcmp(at, where) == 0) {
+		log_warn("GB_TEST_CRASH_AT=%s: killing myself", where);
+		raise(SIGKILL);
+	}
+}
+
+/* The request was decided before: republish what is still unsent. */
+static void redelivered(struct wk_worker *w, const struct amq_delivery *d,
+			long long now, struct arena *a)
+{
+	w->n_dup++;
+	struct st_outbox_row *rows = NULL;
+	size_t n = 0;
+	int rc = st_outbox_claim_request(w->db, d->props.message_id, w->id,
+					 now, w->cfg->outbox_lease, a, &rows,
+					 &n);
+	if (rc != GB_OK) {
+		db_failed(w, rc, "outbox claim for a redelivered request");
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+	log_info("request %s already decided; %zu event(s) still to publish",
+		 d->props.message_id, n);
+	if (n == 0) {
+		amq_ack(w->amq, d->gen, d->tag);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		publish_row(w, &rows[i], i + 1 == n ? d : NULL);
+}
+
+static void handle_task_broker(struct wk_worker *w,
+			       const struct amq_delivery *d, struct arena *a)
+{
+	struct tb_task task;
+	struct cod_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = cod_decode_task(d->body, d->len, a, &task, &err);
+	if (rc != GB_OK) {
+		dead_letter(w, d, err.field[0] ? err.field : "body",
+			    err.problem[0] ? err.problem : gb_strerror(rc));
+		return;
+	}
+	const char *msgid = d->props.message_id;
+	for (int attempt = 0;; attempt++) {
+		long long now = clk_now();
+		int already = 0;
+		struct st_outbox_row row;
+		rc = st_begin(w->db);
+		if (rc == GB_OK)
+			rc = st_claim_message(w->db, msgid, "task.broker", now,
+					      &already);
+		if (rc == GB_OK && already) {
+			st_rollback(w->db);
+			redelivered(w, d, now, a);
+			return;
+		}
+		if (rc == GB_OK)
+			rc = st_task_save(w->db, &task, msgid, now);
+		if (rc == GB_OK)
+			rc = decide_and_record(w, &task, msgid, now, a, &row);
+		if (rc == GB_OK)
+			rc = st_commit(w->db);
+		if (rc == GB_OK) {
+			crash_point("after-commit");
+			publish_row(w, &row, d);
+			return;
+		}
+		if (w->db)
+			st_rollback(w->db);
+		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES)
+			continue;
+		if (rc == GB_EINVAL) {
+			dead_letter(w, d, "task", "rejected by the engine as "
+						  "inconsistent");
+			return;
+		}
+		db_failed(w, rc, "task.broker");
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+}
+
+void wk_on_delivery(void *ud, const struct amq_delivery *d)
+{
+	struct wk_worker *w = ud;
+	if (w->db == NULL || w->db_down) {
+		/* No database: give the request back at once; the main loop
+		** drops the AMQP connection until the database returns. */
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+	if (d->len > (size_t)w->cfg->max_message_bytes) {
+		char problem[128];
+		snprintf(problem, sizeof(problem),
+			 "message of %zu bytes exceeds max_message_bytes %d",
+			 d->len, w->cfg->max_message_bytes);
+		dead_letter(w, d, "body", problem);
+		return;
+	}
+	if (d->props.message_id == NULL || d->props.message_id[0] == '\0') {
+		dead_letter(w, d, "message_id",
+			    "missing: every request needs a unique message id");
+		return;
+	}
+	if (strlen(d->props.message_id) > 190) {
+		dead_letter(w, d, "message_id", "longer than 190 characters");
+		return;
+	}
+	struct arena a;
+	arena_init(&a, (size_t)w->cfg->max_decode_bytes);
+	if (d->routing_key && strcmp(d->routing_key, "task.broker") == 0) {
+		handle_task_broker(w, d, &a);
+	} else {
+		char problem[160];
+		snprintf(problem, sizeof(problem),
+			 "no handler for routing key '%s'",
+			 d->routing_key ? d->routing_key : "");
+		dead_letter(w, d, "routing_key", problem);
+	}
+	arena_free(&a);
+}
+
+/* ---- periodic work ---------------------------------------------------- */
+
+void wk_pending_scan(struct wk_worker *w)
+{
+	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
+		return;
+	long long now = clk_now();
+	struct arena a;
+	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
+	long long ids[WK_RETRY_BATCH];
+	struct st_outbox_row rows[WK_RETRY_BATCH];
+	size_t n = 0, done = 0;
+	int rc = st_begin(w->db);
+	if (rc == GB_OK)
+		rc = st_pending_due(w->db, now, WK_RETRY_BATCH, ids, &n);
+	for (size_t i = 0; rc == GB_OK && i < n; i++) {
+		struct tb_task task;
+		char reqid[96];
+		snprintf(reqid, sizeof(reqid), "gb-retry-%lld-%lld", ids[i],
+			 now);
+		rc = st_task_load(w->db, ids[i], &a, &task);
+		if (rc == GB_OK)
+			rc = decide_and_record(w, &task, reqid, now, &a,
+					       &rows[done]);
+		if (rc == GB_OK)
+			done++;
+	}
+	if (rc == GB_OK)
+		rc = st_commit(w->db);
+	if (rc != GB_OK) {
+		st_rollback(w->db);
+		db_failed(w, rc, "pending retry scan");
+	} else {
+		for (size_t i = 0; i < done; i++)
+			publish_row(w, &rows[i], NULL);
+		w->n_retried += done;
+		if (done)
+			log_info("retried %zu pending task(s)", done);
+	}
+	arena_free(&a);
+}
+
+void wk_outbox_relay(struct wk_worker *w)
+{
+	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
+		return;
+	struct arena a;
+	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
+	struct st_outbox_row *rows = NULL;
+	size_t n = 0;
+	int rc = st_outbox_claim(w->db, w->id, clk_now(),
+				 w->cfg->outbox_lease, WK_RELAY_BATCH, &a,
+				 &rows, &n);
+	if (rc != GB_OK) {
+		db_failed(w, rc, "outbox relay");
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (publish_row(w, &rows[i], NULL) == GB_OK)
+				w->n_relayed++;
+		if (n)
+			log_info("relayed %zu event(s) left in the outbox", n);
+	}
+	arena_free(&a);
+}

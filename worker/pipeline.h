@@ -1,0 +1,65 @@
+/*
+** pipeline.h — what a worker does with a request, from delivery to ack.
+**
+**   delivery -> size/id checks -> msgpack decode and validate
+**     (invalid: copy to gridbroker.dlx with x-gridbroker-error, ack after
+**      the copy is confirmed)
+**   -> one MariaDB transaction: dedup on the message id, save the task,
+**      load the grid state, run the engine, record the decision, queue the
+**      event in the outbox (leased to this worker)
+**   -> publish the event with a publisher confirm -> mark the outbox row
+**      sent and ack the delivery.
+**
+** A crash anywhere loses nothing: before the commit the broker redelivers
+** and nothing was written; after it the redelivery finds the message id,
+** and the event still in the outbox is published (by this path right away,
+** or by any worker's outbox relay once the lease ends). Pending tasks are
+** retried by a periodic scan that locks due rows with SKIP LOCKED, so two
+** workers never retry the same task.
+*/
+#ifndef GB_PIPELINE_H
+#define GB_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amqp.h"
+#include "config.h"
+#include "store.h"
+
+struct wk_pending; /* a publish waiting for its confirm */
+
+struct wk_worker {
+	const struct gb_config *cfg;
+	struct st_db *db;          /* NULL while disconnected */
+	struct amq_conn *amq;
+	char id[160];              /* owner name for outbox leases */
+	uint64_t seq_counter;      /* seeds: request hash ^ counter */
+	struct wk_pending *pend;   /* cfg->amqp_confirm_window slots */
+	size_t npend;
+	int db_down;               /* set on GB_EDBGONE until reconnected */
+	/* counters (exported as metrics later) */
+	unsigned long n_decided, n_assigned, n_pending, n_dead, n_dup,
+		n_retried, n_relayed, n_db_errors;
+};
+
+/* Set up `w` (allocates the confirm table). Returns 0 or GB_ENOMEM. */
+int wk_init(struct wk_worker *w, const struct gb_config *cfg,
+	    const char *id);
+void wk_free(struct wk_worker *w);
+
+/* amq callbacks; `ud` is the struct wk_worker. */
+void wk_on_delivery(void *ud, const struct amq_delivery *d);
+void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome);
+
+/* Periodic work: retry due pending tasks; publish leftover outbox rows. */
+void wk_pending_scan(struct wk_worker *w);
+void wk_outbox_relay(struct wk_worker *w);
+
+/* Try to (re)connect the database; 0 when connected. */
+int wk_db_connect(struct wk_worker *w);
+
+/* Publishes still waiting for a confirm. */
+size_t wk_inflight(const struct wk_worker *w);
+
+#endif

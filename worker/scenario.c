@@ -1,0 +1,949 @@
+/*
+** scenario.c — JSON scenario and grid files, and how decisions are shown.
+**
+** A scenario is written by a person, so the parser is strict where the
+** message decoder is lenient: an unknown field is an error here (a typo such
+** as "ioIntensty" would otherwise silently take the default and the what-if
+** would answer a different question), while cod_decode_task ignores unknown
+** keys for forward compatibility between producers and workers. The task
+** object obeys the codec's limits (string length, dataset count, ranges), so
+** every task a scenario or `task submit` accepts is one the worker accepts.
+**
+** Every error is "PATH: problem" with the JSON path of the offending value,
+** e.g. "nuclei[3].storages[0].spaceFree: expected a number >= 0, got -3";
+** replica paths quote the dataset name (local["mc23_13p6TeV:..."]) because
+** dataset names contain dots. All strings and arrays are copied into the
+** caller's arena, so the result outlives the json_t.
+**
+** The renderers of decisions (scn_decision_json, scn_print_decision) are in
+** report.c.
+*/
+#include "scenario.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "codec.h"
+#include "gb_error.h"
+
+#define SCN_MAX_FILE_BYTES (64L << 20) /* jansson needs ~10x this in memory */
+#define SCN_MAX_NUCLEI 10000
+#define SCN_MAX_STORAGES 64
+#define SCN_MAX_LOCAL 100000
+#define SCN_MAX_PARAMS 1000
+#define SCN_MAX_PARAM_NAME 127 /* prm_get_sfx builds names in 160 bytes */
+#define SCN_MAX_STATUS 31
+#define SCN_PATH 192
+
+#if defined(__GNUC__)
+#define SCN_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SCN_PRINTF(a, b)
+#endif
+
+struct pctx {
+	struct arena *a;
+	char *err;
+	size_t errlen;
+};
+
+static int scn_fail(const struct pctx *c, int rc, const char *path,
+		    const char *fmt, ...) SCN_PRINTF(4, 5);
+
+static int scn_fail(const struct pctx *c, int rc, const char *path,
+		    const char *fmt, ...)
+{
+	if (c->err == NULL || c->errlen == 0)
+		return rc;
+	int n = snprintf(c->err, c->errlen, "%s: ", path[0] ? path : "(root)");
+	if (n >= 0 && (size_t)n < c->errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* A path cut short by its buffer ends in "..." rather than mid-name. */
+static void path_done(char *buf, size_t n, int w)
+{
+	if ((w < 0 || (size_t)w >= n) && n > 4)
+		memcpy(buf + n - 4, "...", 4);
+}
+
+static void path_key(char *buf, size_t n, const char *path, const char *key)
+{
+	path_done(buf, n,
+		  snprintf(buf, n, "%s%s%s", path, path[0] ? "." : "", key));
+}
+
+static void path_idx(char *buf, size_t n, const char *path, size_t i)
+{
+	path_done(buf, n, snprintf(buf, n, "%s[%zu]", path, i));
+}
+
+/* Dataset names contain dots and colons, so they are quoted. */
+static void path_qkey(char *buf, size_t n, const char *path, const char *key)
+{
+	path_done(buf, n, snprintf(buf, n, "%s[\"%s\"]", path, key));
+}
+
+static const char *jtype(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return "integer";
+	case JSON_REAL:
+		return "real";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "unknown";
+}
+
+/* Refuse keys outside `allowed` (NULL-terminated). */
+static int check_keys(const struct pctx *c, json_t *obj, const char *path,
+		      const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	json_object_foreach(obj, key, v) {
+		const char *const *k = allowed;
+		while (*k && strcmp(*k, key) != 0)
+			k++;
+		if (*k == NULL) {
+			char f[SCN_PATH];
+			path_key(f, sizeof(f), path, key);
+			return scn_fail(c, GB_EINVAL, f, "unknown field");
+		}
+	}
+	return GB_OK;
+}
+
+/* ---- scalar fields ----------------------------------------------------- */
+
+/* Absent, or null for an optional field, means "take the default". */
+static json_t *field(json_t *obj, const char *key, int required)
+{
+	json_t *v = json_object_get(obj, key);
+	if (v && json_is_null(v) && !required)
+		return NULL;
+	return v;
+}
+
+static int f_num(const struct pctx *c, json_t *obj, const char *path,
+		 const char *key, int required, double min, double def,
+		 double *out)
+{
+	char f[SCN_PATH];
+	path_key(f, sizeof(f), path, key);
+	json_t *v = field(obj, key, required);
+	if (v == NULL) {
+		if (required)
+			return scn_fail(c, GB_EMISSING, f, "missing");
+		*out = def;
+		return GB_OK;
+	}
+	if (!json_is_number(v))
+		return scn_fail(c, GB_ETYPE, f, "expected a number, got %s",
+				jtype(v));
+	double x = json_number_value(v);
+	if (!isfinite(x))
+		return scn_fail(c, GB_ERANGE, f, "expected a finite number");
+	if (x < min)
+		return scn_fail(c, GB_ERANGE, f,
+				"expected a number >= %g, got %g", min, x);
+	*out = x;
+	return GB_OK;
+}
+
+static int f_int(const struct pctx *c, json_t *obj, const char *path,
+		 const char *key, int required, long long min, long long max,
+		 long long def, long long *out)
+{
+	char f[SCN_PATH];
+	path_key(f, sizeof(f), path, key);
+	json_t *v = field(obj, key, required);
+	if (v == NULL) {
+		if (required)
+			return scn_fail(c, GB_EMISSING, f, "missing");
+		*out = def;
+		return GB_OK;
+	}
+	if (!json_is_integer(v))
+		return scn_fail(c, GB_ETYPE, f, "expected integer, got %s",
+				jtype(v));
+	long long x = json_integer_value(v);
+	if (x < min || x > max) {
+		if (max == LLONG_MAX && min == 1)
+			return scn_fail(c, GB_ERANGE, f,
+					"expected a positive integer, got %lld",
+					x);
+		if (max == LLONG_MAX || max == LONG_MAX)
+			return scn_fail(c, GB_ERANGE, f,
+					"expected an integer >= %lld, got %lld",
+					min, x);
+		return scn_fail(c, GB_ERANGE, f,
+				"expected an integer in [%lld, %lld], got %lld",
+				min, max, x);
+	}
+	*out = x;
+	return GB_OK;
+}
+
+static int f_bool(const struct pctx *c, json_t *obj, const char *path,
+		  const char *key, int def, int *out)
+{
+	char f[SCN_PATH];
+	path_key(f, sizeof(f), path, key);
+	json_t *v = field(obj, key, 0);
+	if (v == NULL) {
+		*out = def;
+		return GB_OK;
+	}
+	if (!json_is_boolean(v))
+		return scn_fail(c, GB_ETYPE, f, "expected boolean, got %s",
+				jtype(v));
+	*out = json_is_true(v);
+	return GB_OK;
+}
+
+/* Check text against the codec's limits and copy it into the arena. */
+static int str_copy(const struct pctx *c, const char *s, size_t n,
+		    const char *f, int nonempty, const char **out)
+{
+	if (n > COD_MAX_STRING - 1)
+		return scn_fail(c, GB_ETOOBIG, f,
+				"string of %zu bytes exceeds the limit of %d",
+				n, COD_MAX_STRING - 1);
+	if (strlen(s) != n)
+		return scn_fail(c, GB_ERANGE, f, "string contains a NUL byte");
+	if (nonempty && n == 0)
+		return scn_fail(c, GB_ERANGE, f,
+				"expected a non-empty string");
+	char *copy = arena_strndup(c->a, s, n);
+	if (copy == NULL)
+		return scn_fail(c, GB_ENOMEM, f, "out of memory");
+	*out = copy;
+	return GB_OK;
+}
+
+static int str_value(const struct pctx *c, json_t *v, const char *f,
+		     int nonempty, const char **out)
+{
+	if (!json_is_string(v))
+		return scn_fail(c, GB_ETYPE, f, "expected string, got %s",
+				jtype(v));
+	return str_copy(c, json_string_value(v), json_string_length(v), f,
+			nonempty, out);
+}
+
+static int f_str(const struct pctx *c, json_t *obj, const char *path,
+		 const char *key, int required, int nonempty, const char **out)
+{
+	char f[SCN_PATH];
+	path_key(f, sizeof(f), path, key);
+	json_t *v = field(obj, key, required);
+	if (v == NULL) {
+		if (required)
+			return scn_fail(c, GB_EMISSING, f, "missing");
+		*out = NULL;
+		return GB_OK;
+	}
+	return str_value(c, v, f, nonempty, out);
+}
+
+/* Free text the engine ignores ("description", "$schema"): only its type is
+** checked, and it is neither copied nor limited beyond the file's size. */
+static int f_text(const struct pctx *c, json_t *obj, const char *path,
+		  const char *key)
+{
+	json_t *v = json_object_get(obj, key);
+	if (v == NULL || json_is_string(v))
+		return GB_OK;
+	char f[SCN_PATH];
+	path_key(f, sizeof(f), path, key);
+	return scn_fail(c, GB_ETYPE, f, "expected string, got %s", jtype(v));
+}
+
+static int want_object(const struct pctx *c, json_t *v, const char *path)
+{
+	if (!json_is_object(v))
+		return scn_fail(c, GB_ETYPE, path, "expected object, got %s",
+				jtype(v));
+	return GB_OK;
+}
+
+static int want_array(const struct pctx *c, json_t *v, const char *path,
+		      size_t limit)
+{
+	if (!json_is_array(v))
+		return scn_fail(c, GB_ETYPE, path, "expected array, got %s",
+				jtype(v));
+	if (json_array_size(v) > limit)
+		return scn_fail(c, GB_ETOOBIG, path,
+				"array of %zu exceeds the limit of %zu",
+				json_array_size(v), limit);
+	return GB_OK;
+}
+
+/* ---- duplicates -------------------------------------------------------- */
+
+struct nameref {
+	const char *name;
+	size_t idx;
+};
+
+static int nameref_cmp(const void *x, const void *y)
+{
+	const struct nameref *a = x, *b = y;
+	int r = strcmp(a->name, b->name);
+	if (r)
+		return r;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/*
+** names[i] at stride: report the later of two equal names as
+** "<path>[i].<key>: duplicate <what> 'X' (also <path>[j])".
+*/
+static int check_dups(const struct pctx *c, const void *base, size_t n,
+		      size_t stride, const char *path, const char *key,
+		      const char *what)
+{
+	if (n < 2)
+		return GB_OK;
+	struct nameref *r = arena_alloc(c->a, n * sizeof(*r));
+	if (r == NULL)
+		return scn_fail(c, GB_ENOMEM, path, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct nameref){
+			*(const char *const *)((const char *)base + i * stride),
+			i};
+	qsort(r, n, sizeof(*r), nameref_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(r[i - 1].name, r[i].name) == 0) {
+			char f[SCN_PATH];
+			char e[SCN_PATH];
+			path_idx(e, sizeof(e), path, r[i].idx);
+			path_key(f, sizeof(f), e, key);
+			return scn_fail(c, GB_EDUP, f,
+					"duplicate %s '%s' (also %s[%zu])",
+					what, r[i].name, path, r[i - 1].idx);
+		}
+	}
+	return GB_OK;
+}
+
+/* ---- nuclei ------------------------------------------------------------- */
+
+static const char *const storage_keys[] = {
+	"name", "spaceFree", "spaceExpired", "spaceTotal", "tape",
+	"blacklisted", NULL};
+
+static int parse_storage(const struct pctx *c, json_t *o, const char *path,
+			 struct tb_storage *s)
+{
+	int rc = want_object(c, o, path);
+	if (rc == GB_OK)
+		rc = check_keys(c, o, path, storage_keys);
+	if (rc == GB_OK)
+		rc = f_str(c, o, path, "name", 1, 1, &s->name);
+	if (rc == GB_OK)
+		rc = f_num(c, o, path, "spaceFree", 1, 0, 0, &s->space_free);
+	if (rc == GB_OK)
+		rc = f_num(c, o, path, "spaceExpired", 0, 0, 0,
+			   &s->space_expired);
+	if (rc == GB_OK)
+		rc = f_num(c, o, path, "spaceTotal", 1, 0, 0, &s->space_total);
+	if (rc == GB_OK)
+		rc = f_bool(c, o, path, "tape", 0, &s->tape);
+	if (rc == GB_OK)
+		rc = f_bool(c, o, path, "blacklisted", 0, &s->blacklisted);
+	return rc;
+}
+
+static int parse_local(const struct pctx *c, json_t *o, const char *path,
+		       struct tb_nucleus *nu)
+{
+	nu->local = NULL;
+	nu->nlocal = 0;
+	if (o == NULL || json_is_null(o))
+		return GB_OK;
+	int rc = want_object(c, o, path);
+	if (rc != GB_OK)
+		return rc;
+	size_t n = json_object_size(o);
+	if (n > SCN_MAX_LOCAL)
+		return scn_fail(c, GB_ETOOBIG, path,
+				"%zu datasets exceed the limit of %d", n,
+				SCN_MAX_LOCAL);
+	if (n == 0)
+		return GB_OK;
+	struct tb_replica *r = arena_alloc(c->a, n * sizeof(*r));
+	if (r == NULL)
+		return scn_fail(c, GB_ENOMEM, path, "out of memory");
+	static const char *const keys[] = {"size", "files", NULL};
+	size_t i = 0;
+	const char *name;
+	json_t *v;
+	json_object_foreach(o, name, v) {
+		char p[SCN_PATH];
+		path_qkey(p, sizeof(p), path, name);
+		long long files = 0;
+		rc = str_copy(c, name, strlen(name), p, 1, &r[i].dataset);
+		if (rc == GB_OK)
+			rc = want_object(c, v, p);
+		if (rc == GB_OK)
+			rc = check_keys(c, v, p, keys);
+		if (rc == GB_OK)
+			rc = f_num(c, v, p, "size", 1, 0, 0, &r[i].size);
+		if (rc == GB_OK)
+			rc = f_int(c, v, p, "files", 1, 0, LONG_MAX, 0, &files);
+		if (rc != GB_OK)
+			return rc;
+		r[i].files = (long)files;
+		i++;
+	}
+	nu->local = r;
+	nu->nlocal = i;
+	return GB_OK;
+}
+
+/* A status is one of the seed's words (ACTIVE, OFFLINE, ...); only ACTIVE
+** is brokered (TB-01). The shape is checked so "ACTIVE " is not silently a
+** different word. */
+static int status_word_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > SCN_MAX_STATUS)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+static const char *const nucleus_keys[] = {
+	"name", "status", "bareNucleus", "transferBacklog", "RW",
+	"storages", "local", NULL};
+
+static int parse_nucleus(const struct pctx *c, json_t *o, const char *path,
+			 struct tb_nucleus *nu)
+{
+	char f[SCN_PATH];
+	int rc = want_object(c, o, path);
+	if (rc == GB_OK)
+		rc = check_keys(c, o, path, nucleus_keys);
+	if (rc == GB_OK)
+		rc = f_str(c, o, path, "name", 1, 1, &nu->name);
+	if (rc == GB_OK)
+		rc = f_str(c, o, path, "status", 1, 1, &nu->status);
+	if (rc == GB_OK && !status_word_ok(nu->status)) {
+		path_key(f, sizeof(f), path, "status");
+		return scn_fail(c, GB_ERANGE, f,
+				"expected a status word such as ACTIVE or "
+				"OFFLINE, got '%s'",
+				nu->status);
+	}
+	const char *bare = NULL;
+	if (rc == GB_OK)
+		rc = f_str(c, o, path, "bareNucleus", 0, 0, &bare);
+	if (rc == GB_OK) {
+		int b = tb_bare_parse(bare);
+		if (b < 0) {
+			path_key(f, sizeof(f), path, "bareNucleus");
+			return scn_fail(c, GB_ERANGE, f,
+					"unknown value '%s' (expected \"\", "
+					"\"only\" or \"allow\")",
+					bare);
+		}
+		nu->bare = (enum tb_bare)b;
+	}
+	long long backlog = 0;
+	if (rc == GB_OK)
+		rc = f_int(c, o, path, "transferBacklog", 0, 0, LONG_MAX, 0,
+			   &backlog);
+	nu->transfer_backlog = (long)backlog;
+	if (rc == GB_OK)
+		rc = f_num(c, o, path, "RW", 0, 0, 0, &nu->rw);
+	if (rc != GB_OK)
+		return rc;
+
+	path_key(f, sizeof(f), path, "storages");
+	json_t *st = json_object_get(o, "storages");
+	if (st == NULL)
+		return scn_fail(c, GB_EMISSING, f, "missing");
+	rc = want_array(c, st, f, SCN_MAX_STORAGES);
+	if (rc != GB_OK)
+		return rc;
+	size_t ns = json_array_size(st);
+	struct tb_storage *s = NULL;
+	if (ns) {
+		s = arena_alloc(c->a, ns * sizeof(*s));
+		if (s == NULL)
+			return scn_fail(c, GB_ENOMEM, f, "out of memory");
+	}
+	for (size_t i = 0; i < ns; i++) {
+		char p[SCN_PATH];
+		path_idx(p, sizeof(p), f, i);
+		rc = parse_storage(c, json_array_get(st, i), p, &s[i]);
+		if (rc != GB_OK)
+			return rc;
+	}
+	nu->storages = s;
+	nu->nstorages = ns;
+
+	path_key(f, sizeof(f), path, "local");
+	return parse_local(c, json_object_get(o, "local"), f, nu);
+}
+
+int scn_parse_nuclei(json_t *arr, const char *path, struct arena *a,
+		     struct tb_nucleus **out, size_t *n, char *err,
+		     size_t errlen)
+{
+	struct pctx c = {a, err, errlen};
+	if (out == NULL || n == NULL || a == NULL || path == NULL)
+		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+	*out = NULL;
+	*n = 0;
+	if (arr == NULL)
+		return scn_fail(&c, GB_EMISSING, path, "missing");
+	int rc = want_array(&c, arr, path, SCN_MAX_NUCLEI);
+	if (rc != GB_OK)
+		return rc;
+	size_t cnt = json_array_size(arr);
+	if (cnt == 0)
+		return GB_OK;
+	struct tb_nucleus *nu = arena_alloc(a, cnt * sizeof(*nu));
+	if (nu == NULL)
+		return scn_fail(&c, GB_ENOMEM, path, "out of memory");
+	for (size_t i = 0; i < cnt; i++) {
+		char p[SCN_PATH];
+		path_idx(p, sizeof(p), path, i);
+		rc = parse_nucleus(&c, json_array_get(arr, i), p, &nu[i]);
+		if (rc != GB_OK)
+			return rc;
+	}
+	rc = check_dups(&c, &nu[0].name, cnt, sizeof(nu[0]), path, "name",
+			"nucleus name");
+	if (rc != GB_OK)
+		return rc;
+	*out = nu;
+	*n = cnt;
+	return GB_OK;
+}
+
+/* ---- task --------------------------------------------------------------- */
+
+static const char *const dataset_keys[] = {"name", "primary", "size",
+					   "files", "onTape", NULL};
+
+static int parse_dataset(const struct pctx *c, json_t *o, const char *path,
+			 struct tb_dataset *d)
+{
+	long long files = 0;
+	int rc = want_object(c, o, path);
+	if (rc == GB_OK)
+		rc = check_keys(c, o, path, dataset_keys);
+	if (rc == GB_OK)
+		rc = f_str(c, o, path, "name", 1, 1, &d->name);
+	if (rc == GB_OK)
+		rc = f_num(c, o, path, "size", 1, 0, 0, &d->size);
+	if (rc == GB_OK)
+		rc = f_int(c, o, path, "files", 1, 0, LONG_MAX, 0, &files);
+	d->files = (long)files;
+	if (rc == GB_OK)
+		rc = f_bool(c, o, path, "primary", 0, &d->primary);
+	if (rc == GB_OK)
+		rc = f_bool(c, o, path, "onTape", 0, &d->on_tape);
+	return rc;
+}
+
+static const char *const task_keys[] = {
+	"description",	"taskID",      "gshare",
+	"taskPriority",	"ioIntensity", "t1Weight",
+	"inputPreStaging", "taskBrokerOnMaster", "fullChain",
+	"parentNucleus", "normalizedExpOutSize", "inputDatasets",
+	NULL};
+
+int scn_parse_task(json_t *obj, const char *path, struct arena *a,
+		   struct tb_task *out, char *err, size_t errlen)
+{
+	struct pctx c = {a, err, errlen};
+	if (out == NULL || a == NULL || path == NULL)
+		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+	memset(out, 0, sizeof(*out));
+	if (obj == NULL)
+		return scn_fail(&c, GB_EMISSING, path, "missing");
+	struct tb_task t;
+	memset(&t, 0, sizeof(t));
+	long long prio = 0;
+	const char *fc = NULL;
+	int rc = want_object(&c, obj, path);
+	if (rc == GB_OK)
+		rc = check_keys(&c, obj, path, task_keys);
+	if (rc == GB_OK)
+		rc = f_text(&c, obj, path, "description");
+	if (rc == GB_OK)
+		rc = f_int(&c, obj, path, "taskID", 1, 1, LLONG_MAX, 0,
+			   &t.task_id);
+	if (rc == GB_OK)
+		rc = f_str(&c, obj, path, "gshare", 1, 1, &t.gshare);
+	if (rc == GB_OK)
+		rc = f_int(&c, obj, path, "taskPriority", 1, 0, 1000000, 0,
+			   &prio);
+	t.priority = (long)prio;
+	if (rc == GB_OK)
+		rc = f_num(&c, obj, path, "ioIntensity", 0, 0, 0,
+			   &t.io_intensity);
+	if (rc == GB_OK)
+		rc = f_num(&c, obj, path, "t1Weight", 0, -INFINITY, 0,
+			   &t.t1_weight);
+	if (rc == GB_OK)
+		rc = f_bool(&c, obj, path, "inputPreStaging", 0,
+			    &t.input_prestaging);
+	if (rc == GB_OK)
+		rc = f_bool(&c, obj, path, "taskBrokerOnMaster", 0,
+			    &t.broker_on_master);
+	if (rc == GB_OK)
+		rc = f_str(&c, obj, path, "fullChain", 0, 0, &fc);
+	if (rc == GB_OK) {
+		int v = tb_fullchain_parse(fc);
+		if (v < 0) {
+			char f[SCN_PATH];
+			path_key(f, sizeof(f), path, "fullChain");
+			return scn_fail(&c, GB_ERANGE, f,
+					"unknown value '%s' (expected null, "
+					"\"only\", \"require\" or \"capable\")",
+					fc);
+		}
+		t.full_chain = (enum tb_fullchain)v;
+	}
+	if (rc == GB_OK)
+		rc = f_str(&c, obj, path, "parentNucleus", 0, 0,
+			   &t.parent_nucleus);
+	if (rc == GB_OK)
+		rc = f_num(&c, obj, path, "normalizedExpOutSize", 0, 0, 0,
+			   &t.norm_exp_out_size);
+	if (rc != GB_OK)
+		return rc;
+
+	char f[SCN_PATH];
+	path_key(f, sizeof(f), path, "inputDatasets");
+	json_t *arr = json_object_get(obj, "inputDatasets");
+	if (arr == NULL)
+		return scn_fail(&c, GB_EMISSING, f, "missing");
+	rc = want_array(&c, arr, f, COD_MAX_DATASETS);
+	if (rc != GB_OK)
+		return rc;
+	size_t n = json_array_size(arr);
+	struct tb_dataset *ds = NULL;
+	if (n) {
+		ds = arena_alloc(a, n * sizeof(*ds));
+		if (ds == NULL)
+			return scn_fail(&c, GB_ENOMEM, f, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		char p[SCN_PATH];
+		path_idx(p, sizeof(p), f, i);
+		rc = parse_dataset(&c, json_array_get(arr, i), p, &ds[i]);
+		if (rc != GB_OK)
+			return rc;
+	}
+	rc = check_dups(&c, n ? &ds[0].name : NULL, n, sizeof(*ds), f, "name",
+			"dataset");
+	if (rc != GB_OK)
+		return rc;
+	t.datasets = ds;
+	t.ndatasets = n;
+	*out = t;
+	return GB_OK;
+}
+
+/* ---- params ------------------------------------------------------------- */
+
+int scn_parse_params(json_t *obj, const char *path, struct arena *a,
+		     struct prm_kv **out, size_t *n, char *err, size_t errlen)
+{
+	struct pctx c = {a, err, errlen};
+	if (out == NULL || n == NULL || a == NULL || path == NULL)
+		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+	*out = NULL;
+	*n = 0;
+	if (obj == NULL || json_is_null(obj))
+		return GB_OK;
+	int rc = want_object(&c, obj, path);
+	if (rc != GB_OK)
+		return rc;
+	size_t cnt = json_object_size(obj);
+	if (cnt > SCN_MAX_PARAMS)
+		return scn_fail(&c, GB_ETOOBIG, path,
+				"%zu parameters exceed the limit of %d", cnt,
+				SCN_MAX_PARAMS);
+	if (cnt == 0)
+		return GB_OK;
+	struct prm_kv *kv = arena_alloc(a, cnt * sizeof(*kv));
+	if (kv == NULL)
+		return scn_fail(&c, GB_ENOMEM, path, "out of memory");
+	size_t i = 0;
+	const char *name;
+	json_t *v;
+	json_object_foreach(obj, name, v) {
+		char f[SCN_PATH];
+		path_key(f, sizeof(f), path, name);
+		if (strlen(name) > SCN_MAX_PARAM_NAME)
+			return scn_fail(&c, GB_ETOOBIG, f,
+					"parameter name longer than %d",
+					SCN_MAX_PARAM_NAME);
+		const struct prm_def *def = prm_find(name);
+		if (def == NULL)
+			return scn_fail(&c, GB_ENOTFOUND, f,
+					"unknown parameter");
+		double value;
+		if (json_is_null(v)) {
+			value = NAN; /* "unset", allowed where the default is */
+		} else if (json_is_number(v)) {
+			value = json_number_value(v);
+		} else {
+			return scn_fail(&c, GB_ETYPE, f,
+					"expected a number, got %s", jtype(v));
+		}
+		if (prm_check(name, value) != GB_OK) {
+			if (isnan(value))
+				return scn_fail(&c, GB_ERANGE, f,
+						"null (unset) is not allowed; "
+						"the default is %g %s",
+						def->def, def->unit);
+			if (def->flags & PRM_BOOL)
+				return scn_fail(&c, GB_ERANGE, f,
+						"expected 0 or 1, got %g",
+						value);
+			return scn_fail(&c, GB_ERANGE, f,
+					"%g is out of range [%g, %g]%s%s",
+					value, def->min, def->max,
+					def->unit[0] ? " " : "", def->unit);
+		}
+		kv[i].name = arena_strdup(a, name);
+		if (kv[i].name == NULL)
+			return scn_fail(&c, GB_ENOMEM, f, "out of memory");
+		kv[i].value = value;
+		i++;
+	}
+	*out = kv;
+	*n = i;
+	return GB_OK;
+}
+
+/* ---- whole scenario ---------------------------------------------------- */
+
+static const char *const scenario_keys[] = {
+	"$schema", "description", "now", "seed", "params", "nuclei", "task",
+	NULL};
+
+int scn_parse_task_scenario(json_t *root, struct arena *a,
+			    struct scn_task_scenario *out, char *err,
+			    size_t errlen)
+{
+	struct pctx c = {a, err, errlen};
+	if (out == NULL || a == NULL)
+		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+	memset(out, 0, sizeof(*out));
+	if (root == NULL)
+		return scn_fail(&c, GB_EMISSING, "", "no scenario");
+	int rc = want_object(&c, root, "");
+	if (rc == GB_OK)
+		rc = check_keys(&c, root, "", scenario_keys);
+	if (rc == GB_OK)
+		rc = f_text(&c, root, "", "$schema");
+	if (rc == GB_OK)
+		rc = f_text(&c, root, "", "description");
+	const char *now = NULL;
+	if (rc == GB_OK)
+		rc = f_str(&c, root, "", "now", 1, 1, &now);
+	if (rc == GB_OK && scn_time_parse(now, &out->now) != GB_OK)
+		return scn_fail(&c, GB_ERANGE, "now",
+				"expected an RFC 3339 time such as "
+				"2024-05-14T08:30:00Z, got '%s'",
+				now);
+	long long seed = 0;
+	if (rc == GB_OK)
+		rc = f_int(&c, root, "", "seed", 1, 0, LLONG_MAX, 0, &seed);
+	out->seed = (uint64_t)seed;
+	if (rc == GB_OK)
+		rc = scn_parse_params(json_object_get(root, "params"),
+				      "params", a, &out->params, &out->nparams,
+				      err, errlen);
+	if (rc == GB_OK)
+		rc = scn_parse_nuclei(json_object_get(root, "nuclei"),
+				      "nuclei", a, &out->nuclei, &out->nnuclei,
+				      err, errlen);
+	if (rc == GB_OK)
+		rc = scn_parse_task(json_object_get(root, "task"), "task", a,
+				    &out->task, err, errlen);
+	return rc;
+}
+
+json_t *scn_read_file(const char *path, char *err, size_t errlen)
+{
+	if (path == NULL) {
+		if (err && errlen)
+			snprintf(err, errlen, "no file name");
+		return NULL;
+	}
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: cannot open", path);
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > SCN_MAX_FILE_BYTES) {
+		if (err && errlen)
+			snprintf(err, errlen,
+				 "%s: not a regular file of at most %ld bytes",
+				 path, (long)SCN_MAX_FILE_BYTES);
+		fclose(f);
+		return NULL;
+	}
+	json_error_t je;
+	json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	fclose(f);
+	if (root == NULL && err && errlen)
+		snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column,
+			 je.text);
+	return root;
+}
+
+/* ---- time ---------------------------------------------------------------- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+** algorithm), so no dependence on timegm() or the TZ variable. */
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	long long era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+static void civil_from_days(long long z, long long *y, unsigned *m,
+			    unsigned *d)
+{
+	z += 719468;
+	long long era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (long long)yoe + era * 400 + (*m <= 2);
+}
+
+/* Read exactly n digits. */
+static int digits(const char **s, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		char ch = (*s)[i];
+		if (ch < '0' || ch > '9')
+			return -1;
+		v = v * 10 + (ch - '0');
+	}
+	*s += n;
+	*out = v;
+	return 0;
+}
+
+int scn_time_parse(const char *s, long long *out)
+{
+	if (s == NULL || out == NULL)
+		return GB_EINVAL;
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	if (digits(&s, 4, &y) || *s++ != '-' || digits(&s, 2, &mo) ||
+	    *s++ != '-' || digits(&s, 2, &d))
+		return GB_EINVAL;
+	if (*s != 'T' && *s != 't' && *s != ' ')
+		return GB_EINVAL;
+	s++;
+	if (digits(&s, 2, &h) || *s++ != ':' || digits(&s, 2, &mi) ||
+	    *s++ != ':' || digits(&s, 2, &sec))
+		return GB_EINVAL;
+	if (*s == '.') { /* fractional seconds: at least one digit, dropped */
+		s++;
+		if (*s < '0' || *s > '9')
+			return GB_EINVAL;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	if (*s == 'Z' || *s == 'z') {
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		sign = *s == '-' ? -1 : 1;
+		s++;
+		if (digits(&s, 2, &oh) || *s++ != ':' || digits(&s, 2, &om))
+			return GB_EINVAL;
+	} else {
+		return GB_EINVAL;
+	}
+	if (*s != '\0')
+		return GB_EINVAL;
+	static const int mdays[12] = {31, 29, 31, 30, 31, 30,
+				      31, 31, 30, 31, 30, 31};
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	    (mo == 2 && d == 29 && !leap) || h > 23 || mi > 59 ||
+	    sec > 60 || oh > 23 || om > 59)
+		return GB_ERANGE;
+	/* A leap second (:60) counts as the next second, as POSIX time does. */
+	long long t = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400LL +
+		      h * 3600LL + mi * 60LL + sec;
+	t -= sign * (oh * 3600LL + om * 60LL);
+	*out = t;
+	return GB_OK;
+}
+
+int scn_time_format(long long t, char *buf, size_t n)
+{
+	if (buf == NULL || n == 0)
+		return GB_EINVAL;
+	long long days = t / 86400, rem = t % 86400;
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	long long y;
+	unsigned m, d;
+	civil_from_days(days, &y, &m, &d);
+	if (y < 0 || y > 9999) {
+		buf[0] = '\0';
+		return GB_ERANGE;
+	}
+	int w = snprintf(buf, n, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", y,
+			 m, d, rem / 3600, rem / 60 % 60, rem % 60);
+	if (w < 0 || (size_t)w >= n)
+		return GB_EINVAL;
+	return GB_OK;
+}
