@@ -331,6 +331,7 @@ static void test_tb05_broker_on_master_scope(void **state)
 	assert_near(f.cands[0].wexpl.v[0], 1.0, 1e-12);
 }
 
+/* TB-06: inputPreStaging admits nuclei with incomplete local data. */
 static void test_tb06_input_prestaging(void **state)
 {
 	(void)state;
@@ -550,6 +551,7 @@ static void fx_fullchain_grid(struct fx *f)
 	fx_add(f, "BARE_ALLOW")->n.bare = TB_BARE_ALLOW;
 }
 
+/* FC-01: bareNucleus words "only" and "allow" make a nucleus bare. */
 static void test_fc01_bare_nucleus_words(void **state)
 {
 	(void)state;
