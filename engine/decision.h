@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #define DEC_MAX_REASONS 3 /* reasons kept per candidate; more are counted */
-#define DEC_MAX_STAGES 24
+#define DEC_MAX_STAGES 48 /* job brokerage has ~35 stages */
 #define DEC_NOTE_MAX 160
 
 /*

@@ -22,7 +22,7 @@
 
 #include "gb_error.h"
 
-const char *const amq_request_types[] = {"task.broker", NULL};
+const char *const amq_request_types[] = {"task.broker", "job.broker", NULL};
 
 /* ---- backoff ------------------------------------------------------------ */
 

@@ -15,18 +15,13 @@
 #include <unistd.h>
 
 #include "amqp.h"
+#include "cli.h"
 #include "codec.h"
 #include "config.h"
 #include "gb_error.h"
 #include "log.h"
 #include "scenario.h"
 #include "store.h"
-
-struct cli {
-	char cfg_path[PATH_MAX];
-	struct gb_config cfg;
-	int cfg_loaded;
-};
 
 struct cli_cmd {
 	const char *name;  /* "db migrate" */
@@ -48,7 +43,7 @@ static int load_config(struct cli *cli)
 	return 0;
 }
 
-static struct st_db *open_db(struct cli *cli)
+struct st_db *cli_open_db(struct cli *cli)
 {
 	struct st_db *db = NULL;
 	char err[512] = "";
@@ -59,13 +54,21 @@ static struct st_db *open_db(struct cli *cli)
 	return db;
 }
 
-static struct amq_sync *open_amqp(struct cli *cli)
+struct amq_sync *cli_open_amqp(struct cli *cli)
 {
 	char err[512] = "";
 	struct amq_sync *s = amq_sync_open(&cli->cfg, err, sizeof(err));
 	if (s == NULL)
 		fprintf(stderr, "gridbroker: AMQP: %s\n", err);
 	return s;
+}
+
+void cli_message_id(char *buf, size_t n, const char *kind, long long id)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(buf, n, "%s-%lld-%lld%09ld-%ld", kind, id,
+		 (long long)ts.tv_sec, ts.tv_nsec, (long)getpid());
 }
 
 /* ---- db ---------------------------------------------------------------- */
@@ -75,7 +78,7 @@ static int cmd_db_migrate(struct cli *cli, int argc, char **argv)
 	(void)argv;
 	if (argc != 0)
 		return 2;
-	struct st_db *db = open_db(cli);
+	struct st_db *db = cli_open_db(cli);
 	if (db == NULL)
 		return 1;
 	int rc = st_migrate(db, GB_SCHEMA_DIR, stdout);
@@ -96,7 +99,7 @@ static int cmd_db_status(struct cli *cli, int argc, char **argv)
 	(void)argv;
 	if (argc != 0)
 		return 2;
-	struct st_db *db = open_db(cli);
+	struct st_db *db = cli_open_db(cli);
 	if (db == NULL)
 		return 1;
 	int v = 0;
@@ -125,22 +128,31 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 	arena_init(&a, 256u << 20);
 	struct tb_nucleus *nuclei = NULL;
 	size_t n = 0;
-	int rc = scn_parse_nuclei(json_object_get(root, "nuclei"), "nuclei",
-				  &a, &nuclei, &n, err, sizeof(err));
+	int rc = GB_OK;
+	/* A grid file may hold only the job-brokerage part. */
+	int has_nuclei = json_object_get(root, "nuclei") != NULL;
+	if (has_nuclei || !cli_grid_has_jobs(root))
+		rc = scn_parse_nuclei(json_object_get(root, "nuclei"), "nuclei",
+				      &a, &nuclei, &n, err, sizeof(err));
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", argv[0], err);
 	} else {
-		struct st_db *db = open_db(cli);
+		struct st_db *db = cli_open_db(cli);
 		if (db == NULL) {
 			rc = GB_EDBGONE;
 		} else {
-			rc = st_grid_load_nuclei(db, nuclei, n);
-			if (rc != GB_OK)
-				fprintf(stderr, "gridbroker: grid load: %s\n",
-					st_error(db));
-			else
-				printf("loaded %zu nuclei from %s\n", n,
-				       argv[0]);
+			if (has_nuclei) {
+				rc = st_grid_load_nuclei(db, nuclei, n);
+				if (rc != GB_OK)
+					fprintf(stderr, "gridbroker: grid load: "
+						"%s\n", st_error(db));
+				else
+					printf("loaded %zu nuclei from %s\n",
+					       n, argv[0]);
+			}
+			if (rc == GB_OK && cli_grid_has_jobs(root) &&
+			    cli_grid_load_jobs(db, root, argv[0]) != 0)
+				rc = GB_EINVAL;
 			st_close(db);
 		}
 	}
@@ -169,10 +181,7 @@ static int submit_one(struct amq_sync *s, json_t *obj, const char *path,
 	msgpack_sbuffer_init(&sb);
 	rc = cod_encode_task(&t, &sb);
 	char msgid[128];
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(msgid, sizeof(msgid), "task-%lld-%lld%09ld-%ld", t.task_id,
-		 (long long)ts.tv_sec, ts.tv_nsec, (long)getpid());
+	cli_message_id(msgid, sizeof(msgid), "task", t.task_id);
 	struct amq_props props = {
 		.message_id = msgid,
 		.type = "task.broker",
@@ -207,7 +216,7 @@ static int cmd_task_submit(struct cli *cli, int argc, char **argv)
 	json_t *list = root;
 	if (json_is_object(root) && json_object_get(root, "task"))
 		list = json_object_get(root, "task");
-	struct amq_sync *s = open_amqp(cli);
+	struct amq_sync *s = cli_open_amqp(cli);
 	int bad = 0;
 	if (s == NULL) {
 		bad = 1;
@@ -262,7 +271,7 @@ static int cmd_publish(struct cli *cli, int argc, char **argv)
 		free(buf);
 		return 1;
 	}
-	struct amq_sync *s = open_amqp(cli);
+	struct amq_sync *s = cli_open_amqp(cli);
 	int rc = GB_EAMQPGONE;
 	if (s) {
 		struct amq_props props = {
@@ -302,6 +311,11 @@ static void print_event(const struct amq_message *m, int as_json)
 		json_decref(line);
 	} else {
 		const char *rk = m->routing_key ? m->routing_key : "?";
+		if (strncmp(rk, "jobs.", 5) == 0) {
+			cli_print_jobs_event(rk, j);
+			json_decref(j);
+			return;
+		}
 		json_t *task = j ? json_object_get(j, "taskID") : NULL;
 		json_t *nuc = j ? json_object_get(j, "nucleus") : NULL;
 		json_t *retry = j ? json_object_get(j, "retryAfter") : NULL;
@@ -354,7 +368,7 @@ static int cmd_events(struct cli *cli, int argc, char **argv)
 	if (nk == 0)
 		keys[nk++] = "#";
 	keys[nk] = NULL;
-	struct amq_sync *s = open_amqp(cli);
+	struct amq_sync *s = cli_open_amqp(cli);
 	if (s == NULL)
 		return 1;
 	int rc = amq_sync_subscribe(s, AMQ_EX_EVENTS, keys);
@@ -408,7 +422,7 @@ static int cmd_dlq(struct cli *cli, int argc, char **argv)
 		else
 			return 2;
 	}
-	struct amq_sync *s = open_amqp(cli);
+	struct amq_sync *s = cli_open_amqp(cli);
 	if (s == NULL)
 		return 1;
 	long n = 0;
@@ -476,6 +490,11 @@ static int cmd_explain(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "gridbroker: %s\n", err);
 		return 1;
 	}
+	if (json_is_object(root) && json_object_get(root, "queues")) {
+		int xrc = cli_explain_jobs(root, file, as_json);
+		json_decref(root);
+		return xrc;
+	}
 	struct arena a;
 	arena_init(&a, 256u << 20);
 	struct scn_task_scenario sc;
@@ -526,7 +545,8 @@ static int cmd_version(struct cli *cli, int argc, char **argv);
 static const struct cli_cmd cli_cmds[] = {
 	{"db migrate", "", "apply the schema migrations in order (re-running is a no-op) and seed the parameter defaults", 1, cmd_db_migrate},
 	{"db status", "", "check the database connection and print the schema version", 1, cmd_db_status},
-	{"grid load", "FILE.json", "load nuclei, storages and replicas from a grid file ({\"nuclei\": [...]})", 1, cmd_grid_load},
+	{"grid load", "FILE.json", "load a grid file: nuclei, storages, replicas (task brokerage); queues, sw, links, fileReplicas (job brokerage)", 1, cmd_grid_load},
+	{"job submit", "FILE.json", "publish job.broker requests for a job request object (a task and its jobs), an array of them, or a job scenario's task", 1, cli_cmd_job_submit},
 	{"task submit", "FILE.json", "publish task.broker requests for a task object, an array of them, or a scenario's task", 1, cmd_task_submit},
 	{"events", "[-n COUNT] [-t SECONDS] [--json] [ROUTING-KEY ...]", "subscribe to gridbroker.events and print events as they arrive (default key: #)", 1, cmd_events},
 	{"publish", "ROUTING-KEY FILE|- [--message-id ID]", "publish a file's bytes unchanged as a request (replay a dead letter, test bad input)", 1, cmd_publish},

@@ -21,6 +21,10 @@
 **
 ** Every failure names the field with its path ("inputDatasets[2].size") and
 ** the problem, for the dead-letter header.
+**
+** The scanner, the typed reads, the field-table walker and the event tail
+** (stages, reason histogram, rejected) are exported through codec.h for
+** codec_jobs.c, so job.broker and jobs.* follow exactly these rules.
 */
 #include "codec.h"
 
@@ -45,19 +49,10 @@
 #define COD_MAX_VALUES 65536
 #define COD_MAX_REJECTED 50
 
-#if defined(__GNUC__)
-#define COD_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define COD_PRINTF(a, b)
-#endif
-
 /* ---- errors ----------------------------------------------------------- */
 
-static int cod_fail(struct cod_error *err, int rc, const char *field,
-		    const char *fmt, ...) COD_PRINTF(4, 5);
-
-static int cod_fail(struct cod_error *err, int rc, const char *field,
-		    const char *fmt, ...)
+int cod_fail(struct cod_error *err, int rc, const char *field,
+	     const char *fmt, ...)
 {
 	if (err) {
 		snprintf(err->field, sizeof(err->field), "%s", field);
@@ -71,8 +66,8 @@ static int cod_fail(struct cod_error *err, int rc, const char *field,
 
 /* Copy at most `max` bytes of untrusted text for an error message: anything
 ** outside printable ASCII becomes '?', so a header stays readable. */
-static void sanitize(char *dst, size_t dstlen, const char *s, size_t len,
-		     size_t max)
+void cod_sanitize(char *dst, size_t dstlen, const char *s, size_t len,
+		  size_t max)
 {
 	size_t n = len < max ? len : max;
 	if (n >= dstlen)
@@ -236,8 +231,9 @@ static int scan_container(struct scan *s, int depth, uint64_t n, int is_map)
 				kp = k + 1 + hl;
 			}
 			if (kp)
-				sanitize(key, sizeof(key), (const char *)kp,
-					 (size_t)klen, 40);
+				cod_sanitize(key, sizeof(key),
+					     (const char *)kp, (size_t)klen,
+					     40);
 			old = path_push(s, key, 0);
 		} else {
 			old = path_push(s, NULL, (size_t)i);
@@ -314,9 +310,8 @@ static int scan_value(struct scan *s, int depth)
 ** then unpack it into `up` (which the caller destroys). `zone_budget` is how
 ** many bytes the object tree may take (0 = no budget beyond max_values).
 */
-static int scan_and_unpack(const void *buf, size_t len, int max_depth,
-			   size_t max_values, size_t zone_budget,
-			   msgpack_unpacked *up, struct cod_error *err)
+int cod_unpack(const void *buf, size_t len, int max_depth, size_t max_values,
+	       size_t zone_budget, msgpack_unpacked *up, struct cod_error *err)
 {
 	if (buf == NULL || len == 0)
 		return cod_fail(err, GB_EDECODE, "", "empty message");
@@ -354,7 +349,7 @@ static int scan_and_unpack(const void *buf, size_t len, int max_depth,
 
 /* ---- pass 2: field validation ------------------------------------------ */
 
-static const char *obj_type_name(const msgpack_object *o)
+const char *cod_type_name(const msgpack_object *o)
 {
 	/* indexed by msgpack_object_type (0x00..0x0a) */
 	static const char *const names[] = {
@@ -371,8 +366,8 @@ static int is_nil(const msgpack_object *o)
 
 /* An integer in [min, max]; a float is refused even if it is whole, so that
 ** a producer sending 1e3 for a count learns about it at once. */
-static int get_int(const msgpack_object *o, const char *field, long long min,
-		   long long max, long long *out, struct cod_error *err)
+int cod_get_int(const msgpack_object *o, const char *field, long long min,
+		long long max, long long *out, struct cod_error *err)
 {
 	char want[64];
 	if (max == LLONG_MAX && min == 1)
@@ -399,12 +394,12 @@ static int get_int(const msgpack_object *o, const char *field, long long min,
 		return GB_OK;
 	}
 	return cod_fail(err, GB_ETYPE, field, "expected integer, got %s",
-			obj_type_name(o));
+			cod_type_name(o));
 }
 
 /* A finite number >= min (min may be -INFINITY); integers are accepted. */
-static int get_num(const msgpack_object *o, const char *field, double min,
-		   double *out, struct cod_error *err)
+int cod_get_num(const msgpack_object *o, const char *field, double min,
+		double *out, struct cod_error *err)
 {
 	double v;
 	switch (o->type) {
@@ -420,7 +415,7 @@ static int get_num(const msgpack_object *o, const char *field, double min,
 		break;
 	default:
 		return cod_fail(err, GB_ETYPE, field,
-				"expected a number, got %s", obj_type_name(o));
+				"expected a number, got %s", cod_type_name(o));
 	}
 	if (!isfinite(v) || v < min) {
 		char got[40];
@@ -437,24 +432,24 @@ static int get_num(const msgpack_object *o, const char *field, double min,
 	return GB_OK;
 }
 
-static int get_bool(const msgpack_object *o, const char *field, int *out,
-		    struct cod_error *err)
+int cod_get_bool(const msgpack_object *o, const char *field, int *out,
+		 struct cod_error *err)
 {
 	if (o->type != MSGPACK_OBJECT_BOOLEAN)
 		return cod_fail(err, GB_ETYPE, field,
-				"expected boolean, got %s", obj_type_name(o));
+				"expected boolean, got %s", cod_type_name(o));
 	*out = o->via.boolean ? 1 : 0;
 	return GB_OK;
 }
 
 /* A string of at most COD_MAX_STRING - 1 bytes of valid UTF-8 without NUL,
 ** copied into the arena. */
-static int get_str(const msgpack_object *o, const char *field, int nonempty,
-		   struct arena *a, const char **out, struct cod_error *err)
+int cod_get_str(const msgpack_object *o, const char *field, int nonempty,
+		struct arena *a, const char **out, struct cod_error *err)
 {
 	if (o->type != MSGPACK_OBJECT_STR)
 		return cod_fail(err, GB_ETYPE, field, "expected string, got %s",
-				obj_type_name(o));
+				cod_type_name(o));
 	const char *p = o->via.str.ptr;
 	size_t n = o->via.str.size;
 	if (n > COD_MAX_STRING - 1)
@@ -500,66 +495,51 @@ static int keyref_same(const struct keyref *a, const struct keyref *b)
 	return a->n == b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
 }
 
-/*
-** A field of a message map: its key, how to check it, and where the value
-** goes (an offset into the output struct). Decoding is a loop over such a
-** table, so a request type is described once and every field gets the same
-** checks and the same error wording.
-*/
-enum fkind {
-	FK_LLONG,     /* integer into long long, [imin, imax] */
-	FK_LONG,      /* integer into long, [imin, imax] */
-	FK_NUM,       /* finite number into double, >= dmin */
-	FK_BOOL,      /* boolean into int */
-	FK_STR,       /* string into const char *, copied to the arena */
-	FK_FULLCHAIN, /* nil or a fullChain word into enum tb_fullchain */
-	FK_DATASETS,  /* the inputDatasets array into tb_task */
+/* The field tables of task.broker. The two task-specific kinds (fullChain,
+** inputDatasets) are COD_F_CUSTOM rows, so the table walker itself knows
+** nothing about any one message type and codec_jobs.c reuses it. */
+static int get_fullchain(const msgpack_object *o, const char *field,
+			 const struct cod_field *spec, void *base,
+			 struct arena *a, struct cod_error *err);
+static int decode_datasets(const msgpack_object *arr, const char *field,
+			   const struct cod_field *spec, void *base,
+			   struct arena *a, struct cod_error *err);
+
+static const struct cod_field ds_fields[] = {
+	{"name", COD_F_STR, 1, 0, 0, 0, 1, offsetof(struct tb_dataset, name),
+	 NULL},
+	{"size", COD_F_NUM, 1, 0, 0, 0, 0, offsetof(struct tb_dataset, size),
+	 NULL},
+	{"files", COD_F_LONG, 1, 0, LONG_MAX, 0, 0,
+	 offsetof(struct tb_dataset, files), NULL},
+	{"primary", COD_F_BOOL, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_dataset, primary), NULL},
+	{"onTape", COD_F_BOOL, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_dataset, on_tape), NULL},
 };
 
-struct fspec {
-	const char *key;
-	enum fkind kind;
-	int required;  /* else absent or nil keeps the zeroed default */
-	long long imin, imax;
-	double dmin;
-	int nonempty;  /* strings */
-	size_t off;
-};
-
-#define MAX_FIELDS 16
-
-static const struct fspec ds_fields[] = {
-	{"name", FK_STR, 1, 0, 0, 0, 1, offsetof(struct tb_dataset, name)},
-	{"size", FK_NUM, 1, 0, 0, 0, 0, offsetof(struct tb_dataset, size)},
-	{"files", FK_LONG, 1, 0, LONG_MAX, 0, 0,
-	 offsetof(struct tb_dataset, files)},
-	{"primary", FK_BOOL, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_dataset, primary)},
-	{"onTape", FK_BOOL, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_dataset, on_tape)},
-};
-
-static const struct fspec task_fields[] = {
-	{"taskID", FK_LLONG, 1, 1, LLONG_MAX, 0, 0,
-	 offsetof(struct tb_task, task_id)},
-	{"gshare", FK_STR, 1, 0, 0, 0, 1, offsetof(struct tb_task, gshare)},
-	{"taskPriority", FK_LONG, 1, 0, 1000000, 0, 0,
-	 offsetof(struct tb_task, priority)},
-	{"inputDatasets", FK_DATASETS, 1, 0, 0, 0, 0, 0},
-	{"ioIntensity", FK_NUM, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_task, io_intensity)},
-	{"t1Weight", FK_NUM, 0, 0, 0, -INFINITY, 0,
-	 offsetof(struct tb_task, t1_weight)},
-	{"inputPreStaging", FK_BOOL, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_task, input_prestaging)},
-	{"taskBrokerOnMaster", FK_BOOL, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_task, broker_on_master)},
-	{"fullChain", FK_FULLCHAIN, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_task, full_chain)},
-	{"parentNucleus", FK_STR, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_task, parent_nucleus)},
-	{"normalizedExpOutSize", FK_NUM, 0, 0, 0, 0, 0,
-	 offsetof(struct tb_task, norm_exp_out_size)},
+static const struct cod_field task_fields[] = {
+	{"taskID", COD_F_LLONG, 1, 1, LLONG_MAX, 0, 0,
+	 offsetof(struct tb_task, task_id), NULL},
+	{"gshare", COD_F_STR, 1, 0, 0, 0, 1, offsetof(struct tb_task, gshare),
+	 NULL},
+	{"taskPriority", COD_F_LONG, 1, 0, 1000000, 0, 0,
+	 offsetof(struct tb_task, priority), NULL},
+	{"inputDatasets", COD_F_CUSTOM, 1, 0, 0, 0, 0, 0, decode_datasets},
+	{"ioIntensity", COD_F_NUM, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_task, io_intensity), NULL},
+	{"t1Weight", COD_F_NUM, 0, 0, 0, -INFINITY, 0,
+	 offsetof(struct tb_task, t1_weight), NULL},
+	{"inputPreStaging", COD_F_BOOL, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_task, input_prestaging), NULL},
+	{"taskBrokerOnMaster", COD_F_BOOL, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_task, broker_on_master), NULL},
+	{"fullChain", COD_F_CUSTOM, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_task, full_chain), get_fullchain},
+	{"parentNucleus", COD_F_STR, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_task, parent_nucleus), NULL},
+	{"normalizedExpOutSize", COD_F_NUM, 0, 0, 0, 0, 0,
+	 offsetof(struct tb_task, norm_exp_out_size), NULL},
 };
 
 /*
@@ -567,7 +547,7 @@ static const struct fspec task_fields[] = {
 ** fields in `f` into vals[] (NULL where absent). `path` is the map's path.
 */
 static int map_fields(const msgpack_object *map, const char *path,
-		      const struct fspec *f, size_t nf,
+		      const struct cod_field *f, size_t nf,
 		      const msgpack_object **vals, struct arena *a,
 		      struct cod_error *err)
 {
@@ -586,7 +566,7 @@ static int map_fields(const msgpack_object *map, const char *path,
 			return cod_fail(err, GB_ETYPE, path,
 					"map key of type %s; keys must be "
 					"strings",
-					obj_type_name(k));
+					cod_type_name(k));
 		keys[i] = (struct keyref){k->via.str.ptr, k->via.str.size, i};
 		for (size_t j = 0; j < nf; j++)
 			if (strlen(f[j].key) == keys[i].n &&
@@ -597,7 +577,8 @@ static int map_fields(const msgpack_object *map, const char *path,
 	for (uint32_t i = 1; i < m->size; i++) {
 		if (keyref_same(&keys[i - 1], &keys[i])) {
 			char key[48], field[96];
-			sanitize(key, sizeof(key), keys[i].p, keys[i].n, 40);
+			cod_sanitize(key, sizeof(key), keys[i].p, keys[i].n,
+				     40);
 			snprintf(field, sizeof(field), "%s%s%s", path,
 				 path[0] ? "." : "", key);
 			return cod_fail(err, GB_EDUP, field, "duplicate key");
@@ -606,13 +587,18 @@ static int map_fields(const msgpack_object *map, const char *path,
 	return GB_OK;
 }
 
+/* fullChain: nil (handled by the walker) or one of the seed's words. */
 static int get_fullchain(const msgpack_object *o, const char *field,
-			 enum tb_fullchain *out, struct cod_error *err)
+			 const struct cod_field *spec, void *base,
+			 struct arena *a, struct cod_error *err)
 {
+	(void)a;
+	enum tb_fullchain *out =
+		(enum tb_fullchain *)(void *)((char *)base + spec->off);
 	if (o->type != MSGPACK_OBJECT_STR)
 		return cod_fail(err, GB_ETYPE, field,
 				"expected null or string, got %s",
-				obj_type_name(o));
+				cod_type_name(o));
 	char word[16];
 	size_t n = o->via.str.size;
 	int fc = -1;
@@ -623,7 +609,7 @@ static int get_fullchain(const msgpack_object *o, const char *field,
 	}
 	if (fc < 0) {
 		char shown[48];
-		sanitize(shown, sizeof(shown), o->via.str.ptr, n, 40);
+		cod_sanitize(shown, sizeof(shown), o->via.str.ptr, n, 40);
 		return cod_fail(err, GB_ERANGE, field, "unknown value '%s'",
 				shown);
 	}
@@ -631,18 +617,18 @@ static int get_fullchain(const msgpack_object *o, const char *field,
 	return GB_OK;
 }
 
-static int decode_datasets(const msgpack_object *arr, struct arena *a,
-			   struct tb_task *t, struct cod_error *err);
-
-/* Decode the map `o` at `path` into the struct at `base` following `f`. */
-static int decode_fields(const msgpack_object *o, const char *path,
-			 const struct fspec *f, size_t nf, void *base,
-			 struct arena *a, struct cod_error *err)
+int cod_decode_fields(const msgpack_object *o, const char *path,
+		      const struct cod_field *f, size_t nf, void *base,
+		      struct arena *a, struct cod_error *err)
 {
+	if (nf > COD_MAX_FIELDS)
+		return cod_fail(err, GB_EINVAL, path,
+				"field table of %zu rows exceeds %d", nf,
+				COD_MAX_FIELDS);
 	if (o->type != MSGPACK_OBJECT_MAP)
 		return cod_fail(err, GB_ETYPE, path, "expected a map, got %s",
-				obj_type_name(o));
-	const msgpack_object *v[MAX_FIELDS];
+				cod_type_name(o));
+	const msgpack_object *v[COD_MAX_FIELDS];
 	int rc = map_fields(o, path, f, nf, v, a, err);
 	for (size_t k = 0; rc == GB_OK && k < nf; k++) {
 		char field[96];
@@ -655,33 +641,32 @@ static int decode_fields(const msgpack_object *o, const char *path,
 		char *dst = (char *)base + f[k].off;
 		long long ll = 0;
 		switch (f[k].kind) {
-		case FK_LLONG:
-			rc = get_int(v[k], field, f[k].imin, f[k].imax,
-				     (long long *)(void *)dst, err);
+		case COD_F_LLONG:
+			rc = cod_get_int(v[k], field, f[k].imin, f[k].imax,
+					 (long long *)(void *)dst, err);
 			break;
-		case FK_LONG:
-			rc = get_int(v[k], field, f[k].imin, f[k].imax, &ll,
-				     err);
+		case COD_F_LONG:
+			rc = cod_get_int(v[k], field, f[k].imin, f[k].imax,
+					 &ll, err);
 			*(long *)(void *)dst = (long)ll;
 			break;
-		case FK_NUM:
-			rc = get_num(v[k], field, f[k].dmin,
-				     (double *)(void *)dst, err);
+		case COD_F_NUM:
+			rc = cod_get_num(v[k], field, f[k].dmin,
+					 (double *)(void *)dst, err);
 			break;
-		case FK_BOOL:
-			rc = get_bool(v[k], field, (int *)(void *)dst, err);
+		case COD_F_BOOL:
+			rc = cod_get_bool(v[k], field, (int *)(void *)dst,
+					  err);
 			break;
-		case FK_STR:
-			rc = get_str(v[k], field, f[k].nonempty, a,
-				     (const char **)(void *)dst, err);
+		case COD_F_STR:
+			rc = cod_get_str(v[k], field, f[k].nonempty, a,
+					 (const char **)(void *)dst, err);
 			break;
-		case FK_FULLCHAIN:
-			rc = get_fullchain(v[k], field,
-					   (enum tb_fullchain *)(void *)dst,
-					   err);
-			break;
-		case FK_DATASETS:
-			rc = decode_datasets(v[k], a, base, err);
+		case COD_F_CUSTOM:
+			rc = f[k].fn ? f[k].fn(v[k], field, &f[k], base, a,
+					       err)
+				     : cod_fail(err, GB_EINVAL, field,
+						"no decoder for this field");
 			break;
 		}
 	}
@@ -715,12 +700,16 @@ static int check_dataset_dups(const struct tb_dataset *ds, size_t n,
 	return GB_OK;
 }
 
-static int decode_datasets(const msgpack_object *arr, struct arena *a,
-			   struct tb_task *t, struct cod_error *err)
+static int decode_datasets(const msgpack_object *arr, const char *field,
+			   const struct cod_field *spec, void *base,
+			   struct arena *a, struct cod_error *err)
 {
+	(void)field;
+	(void)spec;
+	struct tb_task *t = base;
 	if (arr->type != MSGPACK_OBJECT_ARRAY)
 		return cod_fail(err, GB_ETYPE, "inputDatasets",
-				"expected array, got %s", obj_type_name(arr));
+				"expected array, got %s", cod_type_name(arr));
 	size_t n = arr->via.array.size;
 	if (n > COD_MAX_DATASETS)
 		return cod_fail(err, GB_ETOOBIG, "inputDatasets",
@@ -733,9 +722,10 @@ static int decode_datasets(const msgpack_object *arr, struct arena *a,
 	for (size_t i = 0; i < n; i++) {
 		char path[48];
 		snprintf(path, sizeof(path), "inputDatasets[%zu]", i);
-		int rc = decode_fields(&arr->via.array.ptr[i], path, ds_fields,
-				       sizeof(ds_fields) / sizeof(ds_fields[0]),
-				       &ds[i], a, err);
+		int rc = cod_decode_fields(
+			&arr->via.array.ptr[i], path, ds_fields,
+			sizeof(ds_fields) / sizeof(ds_fields[0]), &ds[i], a,
+			err);
 		if (rc != GB_OK)
 			return rc;
 	}
@@ -755,14 +745,15 @@ int cod_decode_task(const void *buf, size_t len, struct arena *a,
 	size_t budget = a->cap > a->used ? a->cap - a->used : 1;
 	msgpack_unpacked up;
 	msgpack_unpacked_init(&up);
-	int rc = scan_and_unpack(buf, len, COD_MAX_DEPTH, COD_MAX_VALUES,
-				 budget, &up, err);
+	int rc = cod_unpack(buf, len, COD_MAX_DEPTH, COD_MAX_VALUES, budget,
+			    &up, err);
 	struct tb_task t;
 	memset(&t, 0, sizeof(t));
 	if (rc == GB_OK)
-		rc = decode_fields(&up.data, "", task_fields,
-				   sizeof(task_fields) / sizeof(task_fields[0]),
-				   &t, a, err);
+		rc = cod_decode_fields(
+			&up.data, "", task_fields,
+			sizeof(task_fields) / sizeof(task_fields[0]), &t, a,
+			err);
 	msgpack_unpacked_destroy(&up);
 	if (rc == GB_OK)
 		*out = t;
@@ -771,7 +762,7 @@ int cod_decode_task(const void *buf, size_t len, struct arena *a,
 
 /* ---- encoding ----------------------------------------------------------- */
 
-static int pk_str(msgpack_packer *pk, const char *s)
+int cod_pack_str(msgpack_packer *pk, const char *s)
 {
 	size_t n = strlen(s);
 	if (msgpack_pack_str(pk, n) != 0)
@@ -779,36 +770,36 @@ static int pk_str(msgpack_packer *pk, const char *s)
 	return msgpack_pack_str_body(pk, s, n);
 }
 
-static int pk_kstr(msgpack_packer *pk, const char *k, const char *v)
+int cod_pack_kstr(msgpack_packer *pk, const char *k, const char *v)
 {
-	if (pk_str(pk, k) != 0)
+	if (cod_pack_str(pk, k) != 0)
 		return -1;
-	return v ? pk_str(pk, v) : msgpack_pack_nil(pk);
+	return v ? cod_pack_str(pk, v) : msgpack_pack_nil(pk);
 }
 
-static int pk_kint(msgpack_packer *pk, const char *k, long long v)
+int cod_pack_kint(msgpack_packer *pk, const char *k, long long v)
 {
-	if (pk_str(pk, k) != 0)
+	if (cod_pack_str(pk, k) != 0)
 		return -1;
 	return msgpack_pack_long_long(pk, v);
 }
 
-static int pk_kdbl(msgpack_packer *pk, const char *k, double v)
+int cod_pack_kdbl(msgpack_packer *pk, const char *k, double v)
 {
-	if (pk_str(pk, k) != 0)
+	if (cod_pack_str(pk, k) != 0)
 		return -1;
 	return msgpack_pack_double(pk, v);
 }
 
-static int pk_kbool(msgpack_packer *pk, const char *k, int v)
+int cod_pack_kbool(msgpack_packer *pk, const char *k, int v)
 {
-	if (pk_str(pk, k) != 0)
+	if (cod_pack_str(pk, k) != 0)
 		return -1;
 	return v ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
 }
 
 /* What the decoder accepts for a string field. */
-static int str_ok(const char *s, int nonempty)
+int cod_str_ok(const char *s, int nonempty)
 {
 	if (s == NULL)
 		return 0;
@@ -820,19 +811,19 @@ static int str_ok(const char *s, int nonempty)
 /* Everything cod_decode_task would refuse, refused before encoding. */
 static int task_encodable(const struct tb_task *t)
 {
-	if (t->task_id < 1 || !str_ok(t->gshare, 1) || t->priority < 0 ||
+	if (t->task_id < 1 || !cod_str_ok(t->gshare, 1) || t->priority < 0 ||
 	    t->priority > 1000000 || !isfinite(t->io_intensity) ||
 	    t->io_intensity < 0 || !isfinite(t->t1_weight) ||
 	    !isfinite(t->norm_exp_out_size) || t->norm_exp_out_size < 0 ||
 	    t->ndatasets > COD_MAX_DATASETS ||
 	    (t->ndatasets && t->datasets == NULL) ||
 	    (unsigned)t->full_chain > TB_FC_CAPABLE ||
-	    (t->parent_nucleus && !str_ok(t->parent_nucleus, 0)))
+	    (t->parent_nucleus && !cod_str_ok(t->parent_nucleus, 0)))
 		return 0;
 	for (size_t i = 0; i < t->ndatasets; i++) {
 		const struct tb_dataset *d = &t->datasets[i];
-		if (!str_ok(d->name, 1) || !isfinite(d->size) || d->size < 0 ||
-		    d->files < 0)
+		if (!cod_str_ok(d->name, 1) || !isfinite(d->size) ||
+		    d->size < 0 || d->files < 0)
 			return 0;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(t->datasets[j].name, d->name) == 0)
@@ -849,27 +840,28 @@ int cod_encode_task(const struct tb_task *t, msgpack_sbuffer *out)
 	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
 	int bad = msgpack_pack_map(&pk, sizeof(task_fields) /
 					     sizeof(task_fields[0]));
-	bad |= pk_kint(&pk, "taskID", t->task_id);
-	bad |= pk_kstr(&pk, "gshare", t->gshare);
-	bad |= pk_kint(&pk, "taskPriority", t->priority);
-	bad |= pk_kdbl(&pk, "ioIntensity", t->io_intensity);
-	bad |= pk_kdbl(&pk, "t1Weight", t->t1_weight);
-	bad |= pk_kbool(&pk, "inputPreStaging", t->input_prestaging);
-	bad |= pk_kbool(&pk, "taskBrokerOnMaster", t->broker_on_master);
-	bad |= pk_kstr(&pk, "fullChain", tb_fullchain_name(t->full_chain));
-	bad |= pk_kstr(&pk, "parentNucleus", t->parent_nucleus);
-	bad |= pk_kdbl(&pk, "normalizedExpOutSize", t->norm_exp_out_size);
-	bad |= pk_str(&pk, "inputDatasets");
+	bad |= cod_pack_kint(&pk, "taskID", t->task_id);
+	bad |= cod_pack_kstr(&pk, "gshare", t->gshare);
+	bad |= cod_pack_kint(&pk, "taskPriority", t->priority);
+	bad |= cod_pack_kdbl(&pk, "ioIntensity", t->io_intensity);
+	bad |= cod_pack_kdbl(&pk, "t1Weight", t->t1_weight);
+	bad |= cod_pack_kbool(&pk, "inputPreStaging", t->input_prestaging);
+	bad |= cod_pack_kbool(&pk, "taskBrokerOnMaster", t->broker_on_master);
+	bad |= cod_pack_kstr(&pk, "fullChain",
+			     tb_fullchain_name(t->full_chain));
+	bad |= cod_pack_kstr(&pk, "parentNucleus", t->parent_nucleus);
+	bad |= cod_pack_kdbl(&pk, "normalizedExpOutSize", t->norm_exp_out_size);
+	bad |= cod_pack_str(&pk, "inputDatasets");
 	bad |= msgpack_pack_array(&pk, t->ndatasets);
 	for (size_t i = 0; i < t->ndatasets && !bad; i++) {
 		const struct tb_dataset *d = &t->datasets[i];
 		bad |= msgpack_pack_map(&pk, sizeof(ds_fields) /
 						     sizeof(ds_fields[0]));
-		bad |= pk_kstr(&pk, "name", d->name);
-		bad |= pk_kbool(&pk, "primary", d->primary);
-		bad |= pk_kdbl(&pk, "size", d->size);
-		bad |= pk_kint(&pk, "files", d->files);
-		bad |= pk_kbool(&pk, "onTape", d->on_tape);
+		bad |= cod_pack_kstr(&pk, "name", d->name);
+		bad |= cod_pack_kbool(&pk, "primary", d->primary);
+		bad |= cod_pack_kdbl(&pk, "size", d->size);
+		bad |= cod_pack_kint(&pk, "files", d->files);
+		bad |= cod_pack_kbool(&pk, "onTape", d->on_tape);
 	}
 	return bad ? GB_ENOMEM : GB_OK;
 }
@@ -936,6 +928,57 @@ static int build_hist(const struct dec_decision *d, struct hist **out,
 	return GB_OK;
 }
 
+int cod_pack_outcome(msgpack_packer *pk, const struct dec_decision *d)
+{
+	if (pk == NULL || d == NULL || (d->ncands && d->cands == NULL))
+		return GB_EINVAL;
+	struct hist *h = NULL;
+	size_t nh = 0;
+	if (build_hist(d, &h, &nh) != GB_OK)
+		return GB_ENOMEM;
+	int bad = 0;
+	bad |= cod_pack_str(pk, "stages");
+	bad |= msgpack_pack_array(pk, d->nstages);
+	for (size_t i = 0; i < d->nstages; i++) {
+		const struct dec_stage *s = &d->stages[i];
+		bad |= msgpack_pack_map(pk, 4);
+		bad |= cod_pack_kstr(pk, "name", s->name);
+		bad |= cod_pack_kstr(pk, "rule", s->rule);
+		bad |= cod_pack_kint(pk, "in", s->in);
+		bad |= cod_pack_kint(pk, "out", s->out);
+	}
+
+	bad |= cod_pack_str(pk, "reasons");
+	bad |= msgpack_pack_array(pk, nh);
+	for (size_t i = 0; i < nh; i++) {
+		bad |= msgpack_pack_map(pk, 3);
+		bad |= cod_pack_kstr(pk, "rule", h[i].rule);
+		bad |= cod_pack_kstr(pk, "code", h[i].code);
+		bad |= cod_pack_kint(pk, "count", h[i].count);
+	}
+	free(h);
+
+	size_t nrej = 0;
+	for (size_t i = 0; i < d->ncands && nrej < COD_MAX_REJECTED; i++)
+		nrej += dec_dropped(&d->cands[i]) && d->cands[i].nreasons > 0;
+	bad |= cod_pack_str(pk, "rejected");
+	bad |= msgpack_pack_array(pk, nrej);
+	for (size_t i = 0, done = 0; i < d->ncands && done < nrej; i++) {
+		const struct dec_candidate *c = &d->cands[i];
+		if (!dec_dropped(c) || c->nreasons == 0)
+			continue;
+		char detail[256];
+		dec_reason_format(&c->reasons[0], detail, sizeof(detail));
+		bad |= msgpack_pack_map(pk, 4);
+		bad |= cod_pack_kstr(pk, "name", c->name);
+		bad |= cod_pack_kstr(pk, "rule", c->reasons[0].rule);
+		bad |= cod_pack_kstr(pk, "code", c->reasons[0].code);
+		bad |= cod_pack_kstr(pk, "detail", detail);
+		done++;
+	}
+	return bad ? GB_ENOMEM : GB_OK;
+}
+
 int cod_encode_task_event(const struct cod_task_event *ev,
 			  msgpack_sbuffer *out)
 {
@@ -956,11 +999,6 @@ int cod_encode_task_event(const struct cod_task_event *ev,
 	    scn_time_format(ev->retry_at, retry, sizeof(retry)) != GB_OK)
 		return GB_EINVAL;
 
-	struct hist *h = NULL;
-	size_t nh = 0;
-	if (build_hist(d, &h, &nh) != GB_OK)
-		return GB_ENOMEM;
-
 	msgpack_packer pk;
 	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
 	/* event, decisionId, requestId, taskID, gshare, decidedAt,
@@ -968,66 +1006,30 @@ int cod_encode_task_event(const struct cod_task_event *ev,
 	** jobScope; pending: retryAfter, retryAt), stages, reasons, rejected.
 	** A pending event has no nucleus key at all, not a null one. */
 	int bad = msgpack_pack_map(&pk, assigned ? 13 : 12);
-	bad |= pk_kstr(&pk, "event", ev->event);
-	bad |= pk_kint(&pk, "decisionId", ev->decision_id);
-	bad |= pk_kstr(&pk, "requestId", ev->request_id);
-	bad |= pk_kint(&pk, "taskID", ev->task->task_id);
-	bad |= pk_kstr(&pk, "gshare", ev->task->gshare);
-	bad |= pk_kstr(&pk, "decidedAt", decided);
-	bad |= pk_kint(&pk, "decidedAtUnix", ev->decided_at);
+	bad |= cod_pack_kstr(&pk, "event", ev->event);
+	bad |= cod_pack_kint(&pk, "decisionId", ev->decision_id);
+	bad |= cod_pack_kstr(&pk, "requestId", ev->request_id);
+	bad |= cod_pack_kint(&pk, "taskID", ev->task->task_id);
+	bad |= cod_pack_kstr(&pk, "gshare", ev->task->gshare);
+	bad |= cod_pack_kstr(&pk, "decidedAt", decided);
+	bad |= cod_pack_kint(&pk, "decidedAtUnix", ev->decided_at);
 	if (assigned) {
 		const struct dec_candidate *c = &d->cands[d->chosen];
 		const struct tb_nucleus *nu = &ev->nuclei[d->chosen];
-		bad |= pk_kstr(&pk, "nucleus", c->name ? c->name : nu->name);
-		bad |= pk_kdbl(&pk, "weight", c->weight);
-		bad |= pk_kstr(&pk, "jobScope",
-			       tb_job_scope_name(tb_job_scope(
-				       ev->task->full_chain, nu->bare)));
+		bad |= cod_pack_kstr(&pk, "nucleus",
+				     c->name ? c->name : nu->name);
+		bad |= cod_pack_kdbl(&pk, "weight", c->weight);
+		bad |= cod_pack_kstr(&pk, "jobScope",
+				     tb_job_scope_name(tb_job_scope(
+					     ev->task->full_chain, nu->bare)));
 	} else {
-		bad |= pk_kint(&pk, "retryAfter", d->retry_after_s);
-		bad |= pk_kstr(&pk, "retryAt", retry);
+		bad |= cod_pack_kint(&pk, "retryAfter", d->retry_after_s);
+		bad |= cod_pack_kstr(&pk, "retryAt", retry);
 	}
 
-	bad |= pk_str(&pk, "stages");
-	bad |= msgpack_pack_array(&pk, d->nstages);
-	for (size_t i = 0; i < d->nstages; i++) {
-		const struct dec_stage *s = &d->stages[i];
-		bad |= msgpack_pack_map(&pk, 4);
-		bad |= pk_kstr(&pk, "name", s->name);
-		bad |= pk_kstr(&pk, "rule", s->rule);
-		bad |= pk_kint(&pk, "in", s->in);
-		bad |= pk_kint(&pk, "out", s->out);
-	}
-
-	bad |= pk_str(&pk, "reasons");
-	bad |= msgpack_pack_array(&pk, nh);
-	for (size_t i = 0; i < nh; i++) {
-		bad |= msgpack_pack_map(&pk, 3);
-		bad |= pk_kstr(&pk, "rule", h[i].rule);
-		bad |= pk_kstr(&pk, "code", h[i].code);
-		bad |= pk_kint(&pk, "count", h[i].count);
-	}
-	free(h);
-
-	size_t nrej = 0;
-	for (size_t i = 0; i < d->ncands && nrej < COD_MAX_REJECTED; i++)
-		nrej += dec_dropped(&d->cands[i]) && d->cands[i].nreasons > 0;
-	bad |= pk_str(&pk, "rejected");
-	bad |= msgpack_pack_array(&pk, nrej);
-	for (size_t i = 0, done = 0; i < d->ncands && done < nrej; i++) {
-		const struct dec_candidate *c = &d->cands[i];
-		if (!dec_dropped(c) || c->nreasons == 0)
-			continue;
-		char detail[256];
-		dec_reason_format(&c->reasons[0], detail, sizeof(detail));
-		bad |= msgpack_pack_map(&pk, 4);
-		bad |= pk_kstr(&pk, "name", c->name);
-		bad |= pk_kstr(&pk, "rule", c->reasons[0].rule);
-		bad |= pk_kstr(&pk, "code", c->reasons[0].code);
-		bad |= pk_kstr(&pk, "detail", detail);
-		done++;
-	}
-	return bad ? GB_ENOMEM : GB_OK;
+	if (bad)
+		return GB_ENOMEM;
+	return cod_pack_outcome(&pk, d);
 }
 
 /* ---- msgpack -> JSON ------------------------------------------------------ */
@@ -1057,7 +1059,7 @@ static const char *key_text(const msgpack_object *k, char *buf, size_t n,
 	else if (k->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
 		w = snprintf(buf, n, "%lld", (long long)k->via.i64);
 	else
-		w = snprintf(buf, n, "<%s key>", obj_type_name(k));
+		w = snprintf(buf, n, "<%s key>", cod_type_name(k));
 	*len = w < 0 ? 0 : (size_t)w < n ? (size_t)w : n - 1;
 	return buf;
 }
@@ -1128,8 +1130,8 @@ json_t *cod_to_json(const void *buf, size_t len)
 	msgpack_unpacked_init(&up);
 	struct cod_error err;
 	json_t *j = NULL;
-	if (scan_and_unpack(buf, len, COD_JSON_MAX_DEPTH, COD_JSON_MAX_VALUES,
-			    0, &up, &err) == GB_OK)
+	if (cod_unpack(buf, len, COD_JSON_MAX_DEPTH, COD_JSON_MAX_VALUES, 0,
+		       &up, &err) == GB_OK)
 		j = obj_to_json(&up.data);
 	msgpack_unpacked_destroy(&up);
 	return j;

@@ -15,10 +15,9 @@
 #include "codec.h"
 #include "gb_error.h"
 #include "log.h"
+#include "pipeline_internal.h"
 #include "scenario.h"
 
-#define WK_DB_RETRIES 3    /* deadlock / lock-wait retries of one request */
-#define WK_RETRY_BATCH 20  /* pending tasks retried per scan */
 #define WK_RELAY_BATCH 50  /* outbox rows relayed per scan */
 
 struct wk_pending {
@@ -76,7 +75,7 @@ int wk_db_connect(struct wk_worker *w)
 	return GB_OK;
 }
 
-static void db_failed(struct wk_worker *w, int rc, const char *what)
+void wk_db_failed(struct wk_worker *w, int rc, const char *what)
 {
 	w->n_db_errors++;
 	log_error("%s: %s (%s)", what, gb_strerror(rc),
@@ -100,8 +99,8 @@ static struct wk_pending *slot_free(struct wk_worker *w)
 ** On failure the row stays leased in the outbox and a relay publishes it
 ** when the lease ends.
 */
-static int publish_row(struct wk_worker *w, const struct st_outbox_row *r,
-		       const struct amq_delivery *d)
+int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
+		   const struct amq_delivery *d)
 {
 	struct wk_pending *p = slot_free(w);
 	if (p == NULL)
@@ -146,7 +145,7 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 		if (p->outbox_id && w->db && !w->db_down) {
 			int rc = st_outbox_sent(w->db, p->outbox_id);
 			if (rc != GB_OK)
-				db_failed(w, rc, "outbox mark sent");
+				wk_db_failed(w, rc, "outbox mark sent");
 		}
 		if (p->has_delivery)
 			amq_ack(w->amq, p->gen, p->tag);
@@ -171,8 +170,8 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 ** confirmed. If even that publish fails, reject without requeue so the
 ** queue's own dead-lettering keeps the message (without our header).
 */
-static void dead_letter(struct wk_worker *w, const struct amq_delivery *d,
-			const char *field, const char *problem)
+void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
+		    const char *field, const char *problem)
 {
 	char hdr[400];
 	snprintf(hdr, sizeof(hdr), "%s: %s", field, problem);
@@ -210,6 +209,34 @@ static void dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 
 /* ---- deciding ---------------------------------------------------------- */
 
+uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now)
+{
+	return gb_hash64(request_id) ^ (uint64_t)now ^ (++w->seq_counter << 32);
+}
+
+int wk_outbox_event(struct wk_worker *w, const char *event,
+		    long long decision_id, const char *request_id,
+		    const msgpack_sbuffer *sb, long long now, struct arena *a,
+		    struct st_outbox_row *row)
+{
+	char msgid[64];
+	snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
+	memset(row, 0, sizeof(*row));
+	row->message_id = arena_strdup(a, msgid);
+	row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
+	row->routing_key = arena_strdup(a, event);
+	row->type = row->routing_key;
+	row->body = arena_alloc(a, sb->size ? sb->size : 1);
+	row->len = sb->size;
+	if (!row->message_id || !row->exchange || !row->routing_key ||
+	    !row->body)
+		return GB_ENOMEM;
+	memcpy(row->body, sb->data, sb->size);
+	return st_outbox_add(w->db, row->message_id, request_id, row->exchange,
+			     row->routing_key, row->type, row->body, row->len,
+			     w->id, now + w->cfg->outbox_lease, &row->id);
+}
+
 /*
 ** Inside the caller's transaction: load the state, run the engine, record
 ** the decision and queue its event. `row` gets the event (memory in `a`).
@@ -234,8 +261,7 @@ static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
 	if (n && cands == NULL)
 		return GB_ETOOBIG;
 	struct gb_rng rng;
-	gb_rng_seed(&rng, gb_hash64(request_id) ^ (uint64_t)now ^
-				  (++w->seq_counter << 32));
+	gb_rng_seed(&rng, wk_seed(w, request_id, now));
 	struct dec_decision dec;
 	rc = tb_broker(task, nuclei, n, &p, &rng, cands, &dec);
 	if (rc != GB_OK)
@@ -270,28 +296,10 @@ static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	rc = cod_encode_task_event(&ev, &sb);
-	if (rc == GB_OK) {
-		char msgid[64];
-		snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
-		memset(row, 0, sizeof(*row));
-		row->message_id = arena_strdup(a, msgid);
-		row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
-		row->routing_key = arena_strdup(a, event);
-		row->type = row->routing_key;
-		row->body = arena_alloc(a, sb.size ? sb.size : 1);
-		row->len = sb.size;
-		if (!row->message_id || !row->exchange || !row->routing_key ||
-		    !row->body)
-			rc = GB_ENOMEM;
-		else
-			memcpy(row->body, sb.data, sb.size);
-	}
-	msgpack_sbuffer_destroy(&sb);
 	if (rc == GB_OK)
-		rc = st_outbox_add(w->db, row->message_id, request_id,
-				   row->exchange, row->routing_key, row->type,
-				   row->body, row->len, w->id,
-				   now + w->cfg->outbox_lease, &row->id);
+		rc = wk_outbox_event(w, event, decision_id, request_id, &sb, now,
+				     a, row);
+	msgpack_sbuffer_destroy(&sb);
 	if (rc != GB_OK)
 		return rc;
 
@@ -324,7 +332,7 @@ static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
 /* Test seam: GB_TEST_CRASH_AT=after-commit kills the process right after
 ** the decision commits and before the event is published or the request
 ** acked — the window the outbox exists for. */
-static void crash_point(const char *where)
+void wk_crash_point(const char *where)
 {
 	const char *at = getenv("GB_TEST_CRASH_AT");
 	if (at && strcmp(at, where) == 0) {
@@ -334,8 +342,8 @@ static void crash_point(const char *where)
 }
 
 /* The request was decided before: republish what is still unsent. */
-static void redelivered(struct wk_worker *w, const struct amq_delivery *d,
-			long long now, struct arena *a)
+void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
+		    long long now, struct arena *a)
 {
 	w->n_dup++;
 	struct st_outbox_row *rows = NULL;
@@ -344,7 +352,7 @@ static void redelivered(struct wk_worker *w, const struct amq_delivery *d,
 					 now, w->cfg->outbox_lease, a, &rows,
 					 &n);
 	if (rc != GB_OK) {
-		db_failed(w, rc, "outbox claim for a redelivered request");
+		wk_db_failed(w, rc, "outbox claim for a redelivered request");
 		amq_nack(w->amq, d->gen, d->tag, 1);
 		return;
 	}
@@ -355,7 +363,7 @@ static void redelivered(struct wk_worker *w, const struct amq_delivery *d,
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		publish_row(w, &rows[i], i + 1 == n ? d : NULL);
+		wk_publish_row(w, &rows[i], i + 1 == n ? d : NULL);
 }
 
 static void handle_task_broker(struct wk_worker *w,
@@ -366,7 +374,7 @@ static void handle_task_broker(struct wk_worker *w,
 	memset(&err, 0, sizeof(err));
 	int rc = cod_decode_task(d->body, d->len, a, &task, &err);
 	if (rc != GB_OK) {
-		dead_letter(w, d, err.field[0] ? err.field : "body",
+		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
 			    err.problem[0] ? err.problem : gb_strerror(rc));
 		return;
 	}
@@ -381,7 +389,7 @@ static void handle_task_broker(struct wk_worker *w,
 					      &already);
 		if (rc == GB_OK && already) {
 			st_rollback(w->db);
-			redelivered(w, d, now, a);
+			wk_redelivered(w, d, now, a);
 			return;
 		}
 		if (rc == GB_OK)
@@ -391,8 +399,8 @@ static void handle_task_broker(struct wk_worker *w,
 		if (rc == GB_OK)
 			rc = st_commit(w->db);
 		if (rc == GB_OK) {
-			crash_point("after-commit");
-			publish_row(w, &row, d);
+			wk_crash_point("after-commit");
+			wk_publish_row(w, &row, d);
 			return;
 		}
 		if (w->db)
@@ -400,15 +408,29 @@ static void handle_task_broker(struct wk_worker *w,
 		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES)
 			continue;
 		if (rc == GB_EINVAL) {
-			dead_letter(w, d, "task", "rejected by the engine as "
+			wk_dead_letter(w, d, "task", "rejected by the engine as "
 						  "inconsistent");
 			return;
 		}
-		db_failed(w, rc, "task.broker");
+		wk_db_failed(w, rc, "task.broker");
 		amq_nack(w->amq, d->gen, d->tag, 1);
 		return;
 	}
 }
+
+/* What each request type is handled by (tmux's cmd_table[] shape); the
+** queues consumed are amq_request_types[] of amqp_topology.c. */
+struct wk_route {
+	const char *key;
+	void (*fn)(struct wk_worker *w, const struct amq_delivery *d,
+		   struct arena *a);
+};
+
+static const struct wk_route wk_routes[] = {
+	{"task.broker", handle_task_broker},
+	{"job.broker", wk_handle_job_broker},
+	{NULL, NULL},
+};
 
 void wk_on_delivery(void *ud, const struct amq_delivery *d)
 {
@@ -424,38 +446,40 @@ void wk_on_delivery(void *ud, const struct amq_delivery *d)
 		snprintf(problem, sizeof(problem),
 			 "message of %zu bytes exceeds max_message_bytes %d",
 			 d->len, w->cfg->max_message_bytes);
-		dead_letter(w, d, "body", problem);
+		wk_dead_letter(w, d, "body", problem);
 		return;
 	}
 	if (d->props.message_id == NULL || d->props.message_id[0] == '\0') {
-		dead_letter(w, d, "message_id",
+		wk_dead_letter(w, d, "message_id",
 			    "missing: every request needs a unique message id");
 		return;
 	}
 	if (strlen(d->props.message_id) > 190) {
-		dead_letter(w, d, "message_id", "longer than 190 characters");
+		wk_dead_letter(w, d, "message_id", "longer than 190 characters");
 		return;
 	}
 	struct arena a;
 	arena_init(&a, (size_t)w->cfg->max_decode_bytes);
-	if (d->routing_key && strcmp(d->routing_key, "task.broker") == 0) {
-		handle_task_broker(w, d, &a);
+	const struct wk_route *r = wk_routes;
+	while (r->key && (d->routing_key == NULL ||
+			  strcmp(d->routing_key, r->key) != 0))
+		r++;
+	if (r->key) {
+		r->fn(w, d, &a);
 	} else {
 		char problem[160];
 		snprintf(problem, sizeof(problem),
 			 "no handler for routing key '%s'",
 			 d->routing_key ? d->routing_key : "");
-		dead_letter(w, d, "routing_key", problem);
+		wk_dead_letter(w, d, "routing_key", problem);
 	}
 	arena_free(&a);
 }
 
 /* ---- periodic work ---------------------------------------------------- */
 
-void wk_pending_scan(struct wk_worker *w)
+static void tasks_pending_scan(struct wk_worker *w)
 {
-	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
-		return;
 	long long now = clk_now();
 	struct arena a;
 	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
@@ -481,15 +505,24 @@ void wk_pending_scan(struct wk_worker *w)
 		rc = st_commit(w->db);
 	if (rc != GB_OK) {
 		st_rollback(w->db);
-		db_failed(w, rc, "pending retry scan");
+		wk_db_failed(w, rc, "pending retry scan");
 	} else {
 		for (size_t i = 0; i < done; i++)
-			publish_row(w, &rows[i], NULL);
+			wk_publish_row(w, &rows[i], NULL);
 		w->n_retried += done;
 		if (done)
 			log_info("retried %zu pending task(s)", done);
 	}
 	arena_free(&a);
+}
+
+void wk_pending_scan(struct wk_worker *w)
+{
+	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
+		return;
+	tasks_pending_scan(w);
+	if (w->db && !w->db_down)
+		wk_jobs_pending_scan(w);
 }
 
 void wk_outbox_relay(struct wk_worker *w)
@@ -504,10 +537,10 @@ void wk_outbox_relay(struct wk_worker *w)
 				 w->cfg->outbox_lease, WK_RELAY_BATCH, &a,
 				 &rows, &n);
 	if (rc != GB_OK) {
-		db_failed(w, rc, "outbox relay");
+		wk_db_failed(w, rc, "outbox relay");
 	} else {
 		for (size_t i = 0; i < n; i++)
-			if (publish_row(w, &rows[i], NULL) == GB_OK)
+			if (wk_publish_row(w, &rows[i], NULL) == GB_OK)
 				w->n_relayed++;
 		if (n)
 			log_info("relayed %zu event(s) left in the outbox", n);

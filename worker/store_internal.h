@@ -62,6 +62,9 @@ enum st_sid {
 	ST_SID_OUTBOX_DUE,
 	ST_SID_OUTBOX_OF_REQUEST,
 	ST_SID_OUTBOX_LEASE,
+	/* Job brokerage (store_jobs.c) numbers its statements from here. */
+	ST_SID_JOBS_BASE,
+	ST_SID_JOBS_LAST = ST_SID_JOBS_BASE + 31,
 	ST_NSID
 };
 

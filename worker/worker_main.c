@@ -31,7 +31,7 @@
 #include "pipeline.h"
 #include "store.h"
 
-#define GB_SCHEMA_REQUIRED 2 /* migrations this binary needs */
+#define GB_SCHEMA_REQUIRED 3 /* migrations this binary needs */
 #define TICK_MS 250
 #define DRAIN_TIMEOUT_S 30
 

@@ -1,0 +1,1819 @@
+/*
+** test_jobbroker.c — every PJ rule (and FC-06) of the production job
+** brokerage with the rule's numbers.
+**
+** Each test starts from a fixture where every queue passes every rule,
+** changes the one attribute a rule reads on both sides of its boundary, and
+** checks which queues survive, the rule ID, reason code and compared numbers
+** of each drop, the stage counts and, for PJ-28..PJ-36, the weights and the
+** job distribution. The last tests run many random grids and check the
+** invariants every decision must keep.
+*/
+#include "gbtest.h"
+
+#include <stdlib.h>
+
+#include "gb_error.h"
+#include "jobbroker.h"
+#include "params.h"
+#include "rng.h"
+
+#define MAXQ 64
+#define MAXJ 2000
+#define NOW 1700000000LL
+
+struct fx {
+	struct jb_queue q[MAXQ];
+	struct nw_link link[MAXQ];
+	size_t n;
+	struct jb_job jobs[MAXJ];
+	struct jb_task t;
+	struct prm_kv kv[8];
+	struct prm_set set;
+	struct jb_params p;
+	struct jb_env env;
+	struct dec_candidate cands[MAXQ];
+	struct dec_decision d;
+	long jq[MAXJ];
+	enum jb_job_status js[MAXJ];
+	struct jb_plan plan;
+	struct gb_rng rng;
+};
+
+/* A fresh fixture: one job of 1000 events and 100 MB input, no queues. */
+static struct fx *fx_new(void)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	assert_non_null(f);
+	f->t.task_id = 36100001;
+	f->t.gshare = "MC Simul";
+	f->t.nucleus = "NUC";
+	f->t.scope = TB_SCOPE_SATELLITES;
+	f->t.priority = 500;
+	f->t.processing_type = "simul";
+	f->t.io_intensity = 100;
+	f->t.core_count = 1;
+	f->t.ram_count = 2000;
+	f->t.cpu_time = 300;
+	f->t.cpu_efficiency = 90;
+	f->t.base_time = 600;
+	f->t.ip_connectivity = "";
+	f->t.jobs = f->jobs;
+	f->t.njobs = 1;
+	f->jobs[0] = (struct jb_job){4711000001LL, 1000, 100, 1};
+	f->set.kv = f->kv;
+	f->env.now = NOW;
+	return f;
+}
+
+/* A queue that passes every rule: online satellite, 100 running. */
+static struct jb_queue *fx_add(struct fx *f, const char *name)
+{
+	size_t i = f->n++;
+	struct jb_queue *q = &f->q[i];
+	memset(q, 0, sizeof(*q));
+	q->name = name;
+	q->status = "online";
+	q->site = name;
+	q->nucleus = "";
+	q->corepower = 10;
+	q->wnconnectivity = "";
+	q->max_diskio = NAN;
+	q->fairsharepolicy = "";
+	q->num_slots = -1;
+	q->last_pilot = NOW - 120;
+	q->last_start = NOW - 300;
+	q->storage = "DATADISK";
+	q->storage_free = 1000;
+	q->counts.running = 100;
+	f->link[i] = (struct nw_link){0, NAN, NAN, NAN, 3};
+	q->link = &f->link[i];
+	return q;
+}
+
+static void fx_param(struct fx *f, const char *name, double v)
+{
+	f->kv[f->set.n++] = (struct prm_kv){name, v};
+}
+
+static int fx_try(struct fx *f, uint64_t seed)
+{
+	jb_params_resolve(&f->set, f->t.gshare, &f->p);
+	gb_rng_seed(&f->rng, seed);
+	f->plan.job_queue = f->jq;
+	f->plan.job_status = f->js;
+	return jb_broker(&f->t, f->q, f->n, &f->p, &f->env, &f->rng, f->cands,
+			 &f->d, &f->plan);
+}
+
+static void fx_run(struct fx *f, uint64_t seed)
+{
+	assert_int_equal(fx_try(f, seed), GB_OK);
+}
+
+static const struct dec_candidate *cand(const struct fx *f, const char *name)
+{
+	for (size_t i = 0; i < f->d.ncands; i++)
+		if (strcmp(f->cands[i].name, name) == 0)
+			return &f->cands[i];
+	fail_msg("no candidate %s", name);
+	return NULL;
+}
+
+static void assert_alive(const struct fx *f, const char *name)
+{
+	const struct dec_candidate *c = cand(f, name);
+	if (dec_dropped(c))
+		fail_msg("%s dropped by %s (%s)", name, c->reasons[0].rule,
+			 c->reasons[0].code);
+	assert_true(isfinite(c->weight) && c->weight > 0);
+}
+
+/* Assert `name` was dropped by `rule`/`code` and return that reason. */
+static const struct dec_reason *assert_dropped(const struct fx *f,
+					       const char *name,
+					       const char *rule,
+					       const char *code)
+{
+	const struct dec_candidate *c = cand(f, name);
+	if (!dec_dropped(c))
+		fail_msg("%s survived, expected %s/%s", name, rule, code);
+	assert_true(isnan(c->weight));
+	const struct dec_reason *r = &c->reasons[0];
+	if (strcmp(r->rule, rule) != 0 || strcmp(r->code, code) != 0)
+		fail_msg("%s dropped by %s/%s, expected %s/%s", name, r->rule,
+			 r->code, rule, code);
+	return r;
+}
+
+static const struct dec_stage *stage(const struct fx *f, const char *name)
+{
+	for (size_t i = 0; i < f->d.nstages; i++)
+		if (strcmp(f->d.stages[i].name, name) == 0)
+			return &f->d.stages[i];
+	fail_msg("no stage %s", name);
+	return NULL;
+}
+
+static void assert_stage(const struct fx *f, const char *name, int in,
+			 int out)
+{
+	const struct dec_stage *s = stage(f, name);
+	if (s->in != in || s->out != out)
+		fail_msg("stage %s: %d -> %d, expected %d -> %d", name, s->in,
+			 s->out, in, out);
+}
+
+static void assert_reason_text(const struct dec_reason *r, const char *want)
+{
+	char buf[256];
+	dec_reason_format(r, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+}
+
+/* ---- PJ-01 / PJ-02 ------------------------------------------------------ */
+
+/* PJ-01 */
+static void test_pj01_test_queues_and_preassigned(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "AGLT2_UCORE");
+	fx_add(f, "ANALY_TeSt_SITE");
+	fx_add(f, "mytestqueue");
+	fx_run(f, 1);
+	assert_alive(f, "AGLT2_UCORE");
+	assert_reason_text(assert_dropped(f, "ANALY_TeSt_SITE", "PJ-01",
+					  "test_queue"),
+			   "name ANALY_TeSt_SITE contains 'test'");
+	assert_dropped(f, "mytestqueue", "PJ-01", "test_queue");
+	assert_stage(f, "candidates", 3, 1);
+
+	/* PJ-01: a pre-assigned test queue is a candidate, the rest are not. */
+	const char *pre[] = {"ANALY_TeSt_SITE"};
+	f->t.preassigned = pre;
+	f->t.npreassigned = 1;
+	fx_run(f, 1);
+	assert_alive(f, "ANALY_TeSt_SITE");
+	const struct dec_reason *r =
+		assert_dropped(f, "AGLT2_UCORE", "PJ-01", "not_preassigned");
+	assert_near(r->v[0], 1, 0);
+	assert_int_equal(f->d.outcome, DEC_ASSIGNED);
+	assert_string_equal(f->cands[f->d.chosen].name, "ANALY_TeSt_SITE");
+	free(f);
+}
+
+/* PJ-02 */
+static void test_pj02_merge_preassignment_given_up(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "A");
+	fx_add(f, "B");
+	const char *pre[] = {"A"};
+	f->t.preassigned = pre;
+	f->t.npreassigned = 1;
+	f->t.merge = 1;
+	/* PJ-02: skipped for 24 h minus 1 s: the pre-assignment holds. */
+	f->t.preassign_skipped_since = NOW - 86399;
+	fx_run(f, 1);
+	assert_alive(f, "A");
+	assert_dropped(f, "B", "PJ-01", "not_preassigned");
+	assert_null(strstr(f->d.note, "PJ-02"));
+
+	/* Exactly 24 h: ignored, every queue is a candidate again. */
+	f->t.preassign_skipped_since = NOW - 86400;
+	fx_run(f, 1);
+	assert_alive(f, "A");
+	assert_alive(f, "B");
+	assert_string_equal(f->d.note,
+			    "PJ-02: pre-assignment ignored, skipped for 24 h");
+
+	/* Only merge jobs give up their pre-assignment. */
+	f->t.merge = 0;
+	f->t.preassign_skipped_since = NOW - 3 * 86400;
+	fx_run(f, 1);
+	assert_dropped(f, "B", "PJ-01", "not_preassigned");
+
+	/* Once given up, an offline pre-assigned queue is ordinary (PJ-04). */
+	f->t.merge = 1;
+	f->q[0].status = "offline";
+	fx_run(f, 1);
+	assert_dropped(f, "A", "PJ-04", "status");
+	free(f);
+}
+
+/* ---- PJ-03 / FC-06 ------------------------------------------------------ */
+
+/* PJ-03 / FC-06 */
+static void test_pj03_fc06_nucleus_only_scope(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "AT_NUC")->nucleus = "NUC";
+	fx_add(f, "OTHER_NUC")->nucleus = "NUC2";
+	fx_add(f, "SATELLITE");
+	fx_run(f, 1);
+	/* PJ-03: satellites are candidates for a normal task. */
+	assert_alive(f, "AT_NUC");
+	assert_alive(f, "OTHER_NUC");
+	assert_alive(f, "SATELLITE");
+
+	/* FC-06: a full-chain task on a bare nucleus keeps to its queues. */
+	f->t.scope = TB_SCOPE_NUCLEUS_ONLY;
+	fx_run(f, 1);
+	assert_alive(f, "AT_NUC");
+	assert_reason_text(assert_dropped(f, "OTHER_NUC", "FC-06",
+					  "full_chain"),
+			   "full-chain task uses only queues of nucleus NUC");
+	assert_dropped(f, "SATELLITE", "FC-06", "full_chain");
+	assert_stage(f, "full chain", 3, 1);
+
+	/* PJ-03: a task without a nucleus has no associated queue. */
+	f->t.nucleus = "";
+	fx_run(f, 1);
+	assert_dropped(f, "AT_NUC", "FC-06", "full_chain");
+	assert_int_equal(f->d.outcome, DEC_PENDING);
+	free(f);
+}
+
+/* ---- PJ-04 -------------------------------------------------------------- */
+
+/* PJ-04 */
+static void test_pj04_status_online_unless_preassigned(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "ONLINE");
+	fx_add(f, "OFFLINE")->status = "offline";
+	fx_add(f, "BROKEROFF")->status = "brokeroff";
+	fx_add(f, "STANDBY")->status = "standby";
+	fx_run(f, 1);
+	assert_alive(f, "ONLINE");
+	assert_reason_text(assert_dropped(f, "OFFLINE", "PJ-04", "status"),
+			   "status offline is not online");
+	assert_dropped(f, "BROKEROFF", "PJ-04", "status");
+	assert_dropped(f, "STANDBY", "PJ-04", "status");
+	assert_stage(f, "status", 4, 1);
+
+	const char *pre[] = {"OFFLINE", "BROKEROFF"};
+	f->t.preassigned = pre;
+	f->t.npreassigned = 2;
+	fx_run(f, 1);
+	assert_alive(f, "OFFLINE");
+	assert_alive(f, "BROKEROFF");
+	free(f);
+}
+
+/* ---- PJ-05 / PJ-06 / PJ-07 ---------------------------------------------- */
+
+/* PJ-05 */
+static void test_pj05_blocked_link(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "OPEN");
+	fx_add(f, "BLOCKED")->link_blocked = 1;
+	fx_add(f, "CLOSENESS_M1");
+	f->link[2].closeness = -1;
+	struct jb_queue *n = fx_add(f, "AT_NUC");
+	n->nucleus = "NUC";
+	n->link_blocked = 1;
+	fx_add(f, "NO_LINK")->link = NULL; /* NW-03: worst but usable */
+	fx_run(f, 1);
+	assert_alive(f, "OPEN");
+	assert_alive(f, "AT_NUC");
+	assert_alive(f, "NO_LINK");
+	assert_dropped(f, "BLOCKED", "PJ-05", "link_blocked");
+	const struct dec_reason *r =
+		assert_dropped(f, "CLOSENESS_M1", "PJ-05", "link_blocked");
+	assert_near(r->v[0], -1, 0);
+	assert_reason_text(r, "link from CLOSENESS_M1 to the nucleus is "
+			      "blocked (closeness -1)");
+	assert_stage(f, "link blocked", 5, 3);
+	free(f);
+}
+
+/* PJ-06 */
+static void test_pj06_files_queued_on_link(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "AT_CAP");
+	f->link[0].queued_files = 150; /* not > NQUEUED_SAT_CAP 150 */
+	fx_add(f, "OVER");
+	f->link[1].queued_files = 151;
+	fx_add(f, "AT_NUC")->nucleus = "NUC";
+	f->link[2].queued_files = 1000;
+	fx_run(f, 1);
+	assert_alive(f, "AT_CAP");
+	assert_alive(f, "AT_NUC");
+	const struct dec_reason *r =
+		assert_dropped(f, "OVER", "PJ-06", "link_unusable");
+	assert_near(r->v[0], 151, 0);
+	assert_near(r->v[1], 150, 0);
+
+	fx_param(f, "NQUEUED_SAT_CAP", 200);
+	fx_run(f, 1);
+	assert_alive(f, "OVER");
+	free(f);
+}
+
+/* PJ-07 */
+static void test_pj07_nucleus_flooded_skips_satellites(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "SAT");
+	fx_add(f, "AT_NUC")->nucleus = "NUC";
+	f->env.nucleus_queued_files = 10000; /* not > 10000 */
+	fx_run(f, 1);
+	assert_alive(f, "SAT");
+
+	/* PJ-07: one file more and the satellites wait (the nucleus's own
+	** queues stay: the public code skips satellites only). */
+	f->env.nucleus_queued_files = 10001;
+	fx_run(f, 1);
+	assert_alive(f, "AT_NUC");
+	const struct dec_reason *r =
+		assert_dropped(f, "SAT", "PJ-07", "links_full");
+	assert_near(r->v[0], 10001, 0);
+	assert_near(r->v[1], 10000, 0);
+	assert_stage(f, "links full", 2, 1);
+	free(f);
+}
+
+/* ---- PJ-08 / PJ-09 ------------------------------------------------------ */
+
+/* PJ-08 */
+static void test_pj08_high_priority_or_scout_at_nucleus(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "SAT");
+	fx_add(f, "AT_NUC")->nucleus = "NUC";
+	f->t.priority = 799;
+	fx_run(f, 1);
+	assert_alive(f, "SAT");
+
+	f->t.priority = 800;
+	fx_run(f, 1);
+	assert_alive(f, "AT_NUC");
+	const struct dec_reason *r =
+		assert_dropped(f, "SAT", "PJ-08", "high_priority");
+	assert_near(r->v[0], 800, 0);
+	assert_near(r->v[1], 800, 0);
+
+	f->t.priority = 500;
+	f->t.scout = 1;
+	fx_run(f, 1);
+	assert_dropped(f, "SAT", "PJ-08", "high_priority");
+	assert_alive(f, "AT_NUC");
+	free(f);
+}
+
+/* PJ-09 */
+static void test_pj09_inactive_queues(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	struct jb_queue *a = fx_add(f, "RECENT");
+	a->nucleus = "NUC";
+	a->counts.activated = 5;
+	a->last_start = NOW - 7200; /* exactly 2 h: still active */
+	struct jb_queue *b = fx_add(f, "STALE");
+	b->nucleus = "NUC";
+	b->counts.activated = 5;
+	b->last_start = NOW - 7201;
+	struct jb_queue *c = fx_add(f, "IDLE");
+	c->nucleus = "NUC";
+	c->last_start = NOW - 86400; /* nothing activated: not inactive */
+	struct jb_queue *d = fx_add(f, "NEVER");
+	d->nucleus = "NUC";
+	d->counts.activated = 1;
+	d->last_start = 0;
+
+	/* Normal priority: PJ-09 does not apply. */
+	fx_run(f, 1);
+	assert_alive(f, "STALE");
+	assert_alive(f, "NEVER");
+
+	/* PJ-09 for priority >= 800, scouts, merges and pre-merged jobs. */
+	static const struct {
+		long prio;
+		int scout, merge, premerged;
+	} cases[] = {{800, 0, 0, 0}, {500, 1, 0, 0}, {500, 0, 1, 0},
+		     {500, 0, 0, 1}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		f->t.priority = cases[i].prio;
+		f->t.scout = cases[i].scout;
+		f->t.merge = cases[i].merge;
+		f->t.premerged = cases[i].premerged;
+		fx_run(f, 1);
+		assert_alive(f, "RECENT");
+		assert_alive(f, "IDLE");
+		const struct dec_reason *r =
+			assert_dropped(f, "STALE", "PJ-09", "inactive");
+		assert_near(r->v[0], 7201, 0);
+		assert_near(r->v[1], 7200, 0);
+		assert_near(r->v[2], 5, 0);
+		assert_dropped(f, "NEVER", "PJ-09", "inactive");
+	}
+	free(f);
+}
+
+/* ---- PJ-10 -------------------------------------------------------------- */
+
+/* PJ-10 */
+static void test_pj10_zero_share_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *policy, *ptype;
+		int zero;
+	} cases[] = {
+		{"", "simul", 0},
+		{NULL, "simul", 0},
+		{"group=(.*)/ATLAS:50%", "simul", 0},  /* no type entry */
+		{"type=evgensimul:100%", "evgen", 0},
+		{"type=evgensimul:100%", "simul", 0},
+		{"type=evgensimul:100%", "reprocessing", 1}, /* no match */
+		{"type=evgensimul:100%", "", 1},
+		{"type=evgensimul:0%", "simul", 1},
+		{"type=any:0%", "simul", 1},
+		{"type=any:10%", "whatever", 0},
+		{"type=simul:0%,type=any:100%", "simul", 1}, /* equal wins */
+		{"type=any:100%,type=simul:0%", "simul", 1},
+		{"type=any:0%,type=simul:20%", "simul", 0},
+		{"type=evgensimul:0%,type=simul:50%", "simul", 0},
+		{"type=any:0%,type=evgensimul:30%", "evgen", 0},
+		{"type=reprocessing:0.5%", "reprocessing", 0},
+		{"type=reprocessing:0.0%", "reprocessing", 1},
+		{"type=simul", "simul", 0},            /* no share: not zero */
+		{"group=x:10%, type=simul:0%", "simul", 1},
+		{"type=mcore:100%", "evgen", 1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int got = jb_zero_share(cases[i].policy, cases[i].ptype);
+		if (got != cases[i].zero)
+			fail_msg("PJ-10 case %zu ('%s', '%s'): %d", i,
+				 cases[i].policy ? cases[i].policy : "(null)",
+				 cases[i].ptype, got);
+	}
+}
+
+/* PJ-10 */
+static void test_pj10_zero_share_drops_queue(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "EVGENSIMUL")->fairsharepolicy = "type=evgensimul:100%";
+	fx_add(f, "OPEN");
+	f->t.processing_type = "reprocessing";
+	fx_run(f, 1);
+	assert_alive(f, "OPEN");
+	assert_reason_text(assert_dropped(f, "EVGENSIMUL", "PJ-10",
+					  "zeroshare"),
+			   "fairsharepolicy 'type=evgensimul:100%' gives the "
+			   "processing type no share");
+	f->t.processing_type = "simul";
+	fx_run(f, 1);
+	assert_alive(f, "EVGENSIMUL");
+	free(f);
+}
+
+/* ---- PJ-11 / PJ-12 ------------------------------------------------------ */
+
+/* PJ-11 */
+static void test_pj11_io_intensive_input_move(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	struct jb_queue *a = fx_add(f, "SIZE_OK");
+	a->missing_size = 9.99;
+	a->missing_files = 99;
+	fx_add(f, "SIZE_OVER")->missing_size = 10; /* must be < 10 GB */
+	fx_add(f, "FILES_OVER")->missing_files = 100;
+	f->t.io_intensity = 200; /* not > IO_INTENSITY_CUTOFF: no check */
+	fx_run(f, 1);
+	assert_alive(f, "SIZE_OVER");
+	assert_alive(f, "FILES_OVER");
+
+	f->t.io_intensity = 201;
+	fx_run(f, 1);
+	assert_alive(f, "SIZE_OK");
+	const struct dec_reason *r = assert_dropped(f, "SIZE_OVER", "PJ-11",
+						    "io");
+	assert_near(r->v[0], 10, 0);
+	assert_near(r->v[1], 10, 0);
+	assert_near(r->v[2], 201, 0);
+	r = assert_dropped(f, "FILES_OVER", "PJ-11", "io");
+	assert_near(r->v[0], 100, 0);
+	assert_near(r->v[1], 100, 0);
+	assert_stage(f, "move input", 3, 1);
+	free(f);
+}
+
+/* PJ-12 */
+static void test_pj12_disk_io_limit(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	struct jb_queue *a = fx_add(f, "BUSY");
+	a->max_diskio = 1000;
+	a->diskio_avg = 1001;
+	struct jb_queue *b = fx_add(f, "AT_LIMIT");
+	b->max_diskio = 1000;
+	b->diskio_avg = 1000;
+	struct jb_queue *c = fx_add(f, "DEFAULT");
+	c->diskio_avg = 5000; /* NAN limit: MAX_DISKIO_DEFAULT 1e10 */
+	f->t.diskio = 1000;   /* not above the limit: never excluded */
+	fx_run(f, 1);
+	assert_alive(f, "BUSY");
+
+	f->t.diskio = 1001;
+	fx_run(f, 1);
+	const struct dec_reason *r = assert_dropped(f, "BUSY", "PJ-12",
+						    "diskIO");
+	assert_near(r->v[0], 1001, 0);
+	assert_near(r->v[1], 1001, 0);
+	assert_near(r->v[2], 1000, 0);
+	assert_alive(f, "AT_LIMIT");
+	assert_alive(f, "DEFAULT");
+
+	fx_param(f, "MAX_DISKIO_DEFAULT", 1000);
+	fx_run(f, 1);
+	r = assert_dropped(f, "DEFAULT", "PJ-12", "diskIO");
+	assert_near(r->v[2], 1000, 0);
+	free(f);
+}
+
+/* ---- PJ-13 -------------------------------------------------------------- */
+
+/* PJ-13 */
+static void test_pj13_core_count_matching(void **state)
+{
+	(void)state;
+	static const struct {
+		long qcores, tcores, tmax;
+		const char *code; /* NULL = passes */
+	} cases[] = {
+		{0, 1, 0, NULL},   {0, 8, 0, NULL},       {1, 1, 0, NULL},
+		{8, 1, 0, "cpucore"}, {1, 8, 0, "cpucore"}, {8, 8, 0, NULL},
+		{8, 4, 0, NULL},   {8, 4, 8, NULL},
+		{8, 4, 7, "max_cpucore"},
+		{0, 4, 2, NULL},   {2, 1, 1, "max_cpucore"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		fx_add(f, "Q")->core_count = cases[i].qcores;
+		f->t.core_count = cases[i].tcores;
+		f->t.max_core_count = cases[i].tmax;
+		f->t.ram_count = 0;
+		fx_run(f, 1);
+		if (cases[i].code == NULL) {
+			assert_alive(f, "Q");
+		} else {
+			const struct dec_reason *r =
+				assert_dropped(f, "Q", "PJ-13", cases[i].code);
+			assert_near(r->v[0], (double)cases[i].qcores, 0);
+		}
+		free(f);
+	}
+}
+
+/* ---- PJ-14 -------------------------------------------------------------- */
+
+/* PJ-14 */
+static void test_pj14_release_list_and_any(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	static const char *const rels[] = {"21.0.37", "21.0.38"};
+	static const char *const old[] = {"20.7.1"};
+	struct jb_queue *a = fx_add(f, "LISTED");
+	a->releases = JB_REL_LIST;
+	a->release_list = rels;
+	a->nrelease_list = 2;
+	struct jb_queue *b = fx_add(f, "OLD");
+	b->releases = JB_REL_LIST;
+	b->release_list = old;
+	b->nrelease_list = 1;
+	fx_add(f, "ANY");
+	fx_add(f, "AUTO_NOTHING")->releases = JB_REL_AUTO;
+
+	/* No software asked: every queue passes. */
+	fx_run(f, 1);
+	assert_alive(f, "OLD");
+	assert_alive(f, "AUTO_NOTHING");
+
+	struct rc_need need;
+	memset(&need, 0, sizeof(need));
+	assert_int_equal(rc_parse_arch("x86_64-centos7-gcc8-opt", &need.arch),
+			 GB_OK);
+	need.sw_project = "Athena";
+	need.sw_version = "21.0.38";
+	f->t.sw = &need;
+	fx_run(f, 1);
+	assert_alive(f, "LISTED");
+	assert_alive(f, "ANY");
+	const struct dec_reason *r = assert_dropped(f, "OLD", "PJ-14", "cache");
+	assert_reason_text(r, "release 21.0.38 not among the queue's 1 "
+			      "releases");
+	/* PJ-14 with AUTO and no dictionary: RC-01, nothing published. */
+	assert_dropped(f, "AUTO_NOTHING", "RC-01", "no_sw");
+	assert_stage(f, "software", 4, 2);
+	free(f);
+}
+
+/* PJ-14 */
+static void test_pj14_auto_queues_use_rc_check(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	static const char *const cvmfs[] = {"atlas"};
+	static const char *const cmtconfigs[] = {"x86_64-centos7-gcc8-opt"};
+	struct rc_sw good = {0};
+	good.cvmfs = cvmfs;
+	good.ncvmfs = 1;
+	good.cmtconfigs = cmtconfigs;
+	good.ncmtconfigs = 1;
+	struct rc_sw bare = {0}; /* publishes no cvmfs, no tags */
+	struct jb_queue *a = fx_add(f, "AUTO_OK");
+	a->releases = JB_REL_AUTO;
+	a->sw = &good;
+	struct jb_queue *b = fx_add(f, "AUTO_BARE");
+	b->releases = JB_REL_AUTO;
+	b->sw = &bare;
+
+	struct rc_need need;
+	memset(&need, 0, sizeof(need));
+	assert_int_equal(rc_parse_arch("x86_64-centos7-gcc8-opt", &need.arch),
+			 GB_OK);
+	need.sw_project = "Athena";
+	need.sw_version = "21.0.38";
+	f->t.sw = &need;
+	fx_run(f, 1);
+	assert_alive(f, "AUTO_OK");
+	/* PJ-14: the RC-* rule that failed is reported, at stage software. */
+	const struct dec_candidate *c = cand(f, "AUTO_BARE");
+	assert_true(dec_dropped(c));
+	assert_string_equal(c->stage, "software");
+	assert_memory_equal(c->reasons[0].rule, "RC-0", 4);
+	free(f);
+}
+
+/* ---- PJ-15 / PJ-16 / PJ-17 ---------------------------------------------- */
+
+/* PJ-15 */
+static void test_pj15_memory_range(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	f->t.core_count = 4;
+	f->t.base_ram = 1000;
+	f->t.ram_count = 2000;
+	/* (1000 + 2000 x 4) x 0.9 = 8100 MB */
+	assert_near(jb_memory_mb(&f->t, 4), 8100, 1e-12);
+	assert_near(jb_memory_mb(&f->t, 1), 2700, 1e-12);
+	struct jb_queue *a = fx_add(f, "MAX2000");
+	a->core_count = 4;
+	a->max_rss_per_core = 2000; /* 8000 < 8100 */
+	struct jb_queue *b = fx_add(f, "MAX2100");
+	b->core_count = 4;
+	b->max_rss_per_core = 2100; /* 8400 */
+	struct jb_queue *c = fx_add(f, "MIN2100");
+	c->core_count = 4;
+	c->min_rss_per_core = 2100; /* 8400 > 8100 */
+	struct jb_queue *d = fx_add(f, "MIN2025");
+	d->core_count = 4;
+	d->min_rss_per_core = 2025; /* 8100, not above */
+	struct jb_queue *e = fx_add(f, "UNIFIED");
+	e->max_rss_per_core = 2000; /* 0 cores: the task's 4 are used */
+	fx_run(f, 1);
+	const struct dec_reason *r =
+		assert_dropped(f, "MAX2000", "PJ-15", "highmemory");
+	assert_near(r->v[0], 8100, 1e-12);
+	assert_near(r->v[1], 8000, 1e-12);
+	assert_near(r->v[2], 4, 0);
+	assert_reason_text(r, "memory 8100 MB > maxrss 8000 MB (4 cores)");
+	assert_alive(f, "MAX2100");
+	r = assert_dropped(f, "MIN2100", "PJ-15", "lowmemory");
+	assert_near(r->v[1], 8400, 1e-12);
+	assert_alive(f, "MIN2025");
+	assert_dropped(f, "UNIFIED", "PJ-15", "highmemory");
+	assert_stage(f, "memory", 5, 2);
+	free(f);
+}
+
+/* PJ-16 */
+static void test_pj16_direct_access_only(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "DIRECT")->direct_access = 1;
+	fx_add(f, "COPY");
+	fx_run(f, 1);
+	assert_alive(f, "COPY");
+	f->t.direct_access_only = 1;
+	fx_run(f, 1);
+	assert_alive(f, "DIRECT");
+	assert_dropped(f, "COPY", "PJ-16", "remoteio");
+	free(f);
+}
+
+/* PJ-17 */
+static void test_pj17_disk_formula(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	f->t.out_disk_count = 500; /* kB per event */
+	f->t.out_disk_per_event = 1;
+	f->t.work_disk_count = 1000;
+	/* 100 MB input + max(500, 500 kB x 1000 / 1000) + 1000 = 1600 MB */
+	assert_near(jb_disk_mb(&f->t, 1000, 100, 0), 1600, 1e-12);
+	assert_near(jb_disk_mb(&f->t, 1000, 100, 1), 1500, 1e-12);
+	/* Small outputs still reserve 0.5 GB. */
+	assert_near(jb_disk_mb(&f->t, 10, 100, 0), 1600, 1e-12);
+	/* 4000 events: 2000 MB of output. */
+	assert_near(jb_disk_mb(&f->t, 4000, 100, 0), 3100, 1e-12);
+	/* Not per event: a ratio of the input (10 x 100 MB). */
+	f->t.out_disk_per_event = 0;
+	f->t.out_disk_count = 10;
+	assert_near(jb_disk_mb(&f->t, 1000, 100, 0), 2100, 1e-12);
+	free(f);
+}
+
+static void fx_disk_task(struct fx *f)
+{
+	f->t.out_disk_count = 500; /* kB per event */
+	f->t.out_disk_per_event = 1;
+	f->t.work_disk_count = 1000;
+	/* PJ-17 uses the smallest job (1000 events, 100 MB), not the first:
+	** 100 + max(500, 500) + 1000 = 1600 MB. */
+	f->jobs[0] = (struct jb_job){1, 4000, 400, 4};
+	f->jobs[1] = (struct jb_job){2, 1000, 100, 1};
+	f->t.njobs = 2;
+}
+
+/* PJ-17 */
+static void test_pj17_disk_against_maxwdir(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_disk_task(f);
+	fx_add(f, "EXACT")->maxwdir = 1600; /* 1600 >= 1600 drops */
+	fx_add(f, "ROOM")->maxwdir = 1601;
+	struct jb_queue *c = fx_add(f, "DIRECT");
+	c->maxwdir = 1600;
+	c->direct_access = 1; /* input read in place: 1500 */
+	fx_add(f, "UNKNOWN"); /* maxwdir 0: no check */
+	fx_run(f, 1);
+	const struct dec_reason *r = assert_dropped(f, "EXACT", "PJ-17",
+						    "disk");
+	assert_near(r->v[0], 1600, 1e-12);
+	assert_near(r->v[1], 1600, 0);
+	assert_near(r->v[2], 1, 0);
+	assert_reason_text(r, "disk 1600 MB >= maxwdir 1600 MB / 1 cores");
+	assert_alive(f, "ROOM");
+	assert_alive(f, "DIRECT");
+	assert_alive(f, "UNKNOWN");
+	assert_stage(f, "disk", 4, 3);
+	free(f);
+
+	/* Multicore: maxwdir / cores, the queue's or (unified) the task's. */
+	f = fx_new();
+	fx_disk_task(f);
+	f->t.core_count = 8;
+	struct jb_queue *d = fx_add(f, "MCORE_EXACT");
+	d->core_count = 8;
+	d->maxwdir = 8 * 1600;
+	struct jb_queue *e = fx_add(f, "MCORE_ROOM");
+	e->core_count = 8;
+	e->maxwdir = 8 * 1601;
+	fx_add(f, "UNIFIED")->maxwdir = 1601; /* 1601 / 8 cores */
+	fx_run(f, 1);
+	r = assert_dropped(f, "MCORE_EXACT", "PJ-17", "disk");
+	assert_near(r->v[1], 12800, 0);
+	assert_near(r->v[2], 8, 0);
+	assert_alive(f, "MCORE_ROOM");
+	r = assert_dropped(f, "UNIFIED", "PJ-17", "disk");
+	assert_near(r->v[2], 8, 0);
+	free(f);
+}
+
+/* ---- PJ-18 / PJ-19 ------------------------------------------------------ */
+
+/* PJ-18 / PJ-19 */
+static void test_pj18_pj19_storage(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "FULL")->storage_free = 200; /* must be > 200 GB */
+	fx_add(f, "ROOM")->storage_free = 200.5;
+	fx_add(f, "BLACK")->storage_blacklisted = 1;
+	fx_run(f, 1);
+	const struct dec_reason *r = assert_dropped(f, "FULL", "PJ-18",
+						    "space");
+	assert_reason_text(r, "DATADISK: 200 GB free <= STORAGE_MIN_FREE_SIZE "
+			      "200 GB");
+	assert_alive(f, "ROOM");
+	/* PJ-19 */
+	assert_reason_text(assert_dropped(f, "BLACK", "PJ-19", "blacklist"),
+			   "storage DATADISK is blacklisted");
+
+	fx_param(f, "STORAGE_MIN_FREE_SIZE", 100);
+	fx_run(f, 1);
+	assert_alive(f, "FULL");
+	free(f);
+}
+
+/* ---- PJ-20 / PJ-21 ------------------------------------------------------ */
+
+/* PJ-20 */
+static void test_pj20_scout_walltime(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	f->t.cpu_time = 0;
+	f->t.base_time = 60;
+	fx_add(f, "SHORT")->maxtime = 86399;
+	fx_add(f, "DAY")->maxtime = 86400;
+	fx_add(f, "UNLIMITED");
+	fx_run(f, 1);
+	assert_alive(f, "SHORT");
+
+	static const int flags[][2] = {{1, 0}, {0, 1}}; /* scout, merge */
+	for (size_t i = 0; i < 2; i++) {
+		f->t.scout = flags[i][0];
+		f->t.merge = flags[i][1];
+		/* Scouts are kept at the nucleus (PJ-08): put all there. */
+		for (size_t k = 0; k < f->n; k++)
+			f->q[k].nucleus = "NUC";
+		fx_run(f, 1);
+		const struct dec_reason *r =
+			assert_dropped(f, "SHORT", "PJ-20", "scout_walltime");
+		assert_near(r->v[0], 86399, 0);
+		assert_near(r->v[1], 86400, 0);
+		assert_alive(f, "DAY");
+		assert_alive(f, "UNLIMITED");
+	}
+	free(f);
+}
+
+/* PJ-21 */
+static void test_pj21_walltime_range(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	/* 300 x 1000 / (1 x 10 x 0.9) + 600 = 33933.3 s */
+	double wall = 300.0 * 1000 / (1 * 10 * 0.9) + 600;
+	assert_near(jb_walltime_s(&f->t, 1000, 1, 10), wall, 1e-12);
+	/* 4 cores of power 10: 8933.3 s */
+	assert_near(jb_walltime_s(&f->t, 1000, 4, 10),
+		    300.0 * 1000 / (4 * 10 * 0.9) + 600, 1e-12);
+	fx_add(f, "TOO_SHORT_MAX")->maxtime = 33933;
+	fx_add(f, "FITS_MAX")->maxtime = 33934;
+	fx_add(f, "MIN_ABOVE")->mintime = 33934;
+	fx_add(f, "MIN_BELOW")->mintime = 33933;
+	struct jb_queue *e = fx_add(f, "FAST_CPU");
+	e->corepower = 20; /* halves the cpu part: 17266.7 s */
+	e->maxtime = 20000;
+	fx_run(f, 1);
+	const struct dec_reason *r =
+		assert_dropped(f, "TOO_SHORT_MAX", "PJ-21", "longwalltime");
+	assert_near(r->v[0], wall, 1e-12);
+	assert_near(r->v[1], 33933, 0);
+	assert_near(r->v[2], 1000, 0);
+	assert_near(r->v[3], 1, 0);
+	assert_alive(f, "FITS_MAX");
+	r = assert_dropped(f, "MIN_ABOVE", "PJ-21", "shortwalltime");
+	assert_near(r->v[1], 33934, 0);
+	assert_alive(f, "MIN_BELOW");
+	assert_alive(f, "FAST_CPU");
+	free(f);
+}
+
+/* ---- PJ-22 -------------------------------------------------------------- */
+
+/* PJ-22 */
+static void test_pj22_ip_connectivity_table(void **state)
+{
+	(void)state;
+	static const char *const qconn[] = {"", "full", "http", "none"};
+	static const char *const tconn[] = {"", "full", "http", "none"};
+	/* accept[queue][task], the table of jobbroker.c's header. */
+	static const int accept[4][4] = {
+		{1, 0, 0, 0}, /* queue unset: only tasks asking nothing */
+		{1, 1, 1, 1}, /* full */
+		{1, 0, 1, 1}, /* http: http or none */
+		{1, 0, 0, 1}, /* none: none */
+	};
+	static const char *const qstack[] = {"", "#IPv4", "#IPv6"};
+	static const char *const tstack[] = {"", "#IPv4", "#IPv6"};
+	static const int saccept[3][3] = {
+		{1, 0, 0}, /* unset accepts tasks without a stack */
+		{1, 1, 0},
+		{1, 0, 1},
+	};
+	char qbuf[32], tbuf[32];
+	for (int qc = 0; qc < 4; qc++)
+		for (int tc = 0; tc < 4; tc++)
+			for (int qs = 0; qs < 3; qs++)
+				for (int ts = 0; ts < 3; ts++) {
+					snprintf(qbuf, sizeof(qbuf), "%s%s",
+						 qconn[qc], qstack[qs]);
+					snprintf(tbuf, sizeof(tbuf), "%s%s",
+						 tconn[tc], tstack[ts]);
+					int want = accept[qc][tc] &&
+						   saccept[qs][ts];
+					int got = jb_ip_accepts(qbuf, tbuf);
+					if (got != want)
+						fail_msg("PJ-22 queue '%s' "
+							 "task '%s': %d",
+							 qbuf, tbuf, got);
+				}
+	/* Words compare case-insensitively; NULL is unset. */
+	assert_true(jb_ip_accepts("Full#ipv6", "http#IPv6"));
+	assert_true(jb_ip_accepts(NULL, NULL));
+	assert_true(jb_ip_accepts("http", NULL));
+	assert_false(jb_ip_accepts(NULL, "none"));
+}
+
+/* PJ-22 */
+static void test_pj22_ip_connectivity_drops(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "FULL4")->wnconnectivity = "full#IPv4";
+	fx_add(f, "HTTP6")->wnconnectivity = "http#IPv6";
+	fx_add(f, "UNSET");
+	f->t.ip_connectivity = "http#IPv6";
+	fx_run(f, 1);
+	assert_alive(f, "HTTP6");
+	assert_reason_text(assert_dropped(f, "FULL4", "PJ-22", "network"),
+			   "wnconnectivity 'full#IPv4' does not accept the "
+			   "task's ipConnectivity");
+	assert_dropped(f, "UNSET", "PJ-22", "network");
+	assert_stage(f, "ip connectivity", 3, 1);
+	free(f);
+}
+
+/* ---- PJ-23 / PJ-24 / PJ-25 / PJ-26 -------------------------------------- */
+
+/* PJ-23 */
+static void test_pj23_event_service(void **state)
+{
+	(void)state;
+	static const struct {
+		enum jb_es qes;
+		int qdyn, tes, tdyn;
+		const char *code;
+	} cases[] = {
+		{JB_ES_NONE, 0, 0, 0, NULL},
+		{JB_ES_NONE, 0, 1, 0, "es"},
+		{JB_ES_ALLOWED, 0, 1, 0, NULL},
+		{JB_ES_ALLOWED, 0, 0, 0, NULL},
+		{JB_ES_ONLY, 0, 1, 0, NULL},
+		{JB_ES_ONLY, 0, 0, 0, "nones"},
+		{JB_ES_NONE, 0, 0, 1, "dynamic_nevents"},
+		{JB_ES_NONE, 1, 0, 1, NULL},
+		{JB_ES_NONE, 1, 0, 0, NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		struct jb_queue *q = fx_add(f, "Q");
+		q->es = cases[i].qes;
+		q->dynamic_nevents = cases[i].qdyn;
+		f->t.use_es = cases[i].tes;
+		f->t.dynamic_nevents = cases[i].tdyn;
+		fx_run(f, 1);
+		if (cases[i].code)
+			assert_dropped(f, "Q", "PJ-23", cases[i].code);
+		else
+			assert_alive(f, "Q");
+		free(f);
+	}
+}
+
+/* PJ-24 */
+static void test_pj24_transferring(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "AT_LIMIT")->counts.transferring = 2000;
+	fx_add(f, "OVER")->counts.transferring = 2001;
+	struct jb_queue *c = fx_add(f, "BIG");
+	c->counts.running = 1500; /* max(2000, 3000) */
+	c->counts.transferring = 2001;
+	struct jb_queue *d = fx_add(f, "OWN_LIMIT");
+	d->transferring_limit = 100;
+	d->counts.running = 10;
+	d->counts.transferring = 101;
+	fx_run(f, 1);
+	assert_alive(f, "AT_LIMIT");
+	assert_alive(f, "BIG");
+	const struct dec_reason *r = assert_dropped(f, "OVER", "PJ-24",
+						    "transferring");
+	assert_near(r->v[0], 2001, 0);
+	assert_near(r->v[1], 2000, 0);
+	assert_near(r->v[2], 100, 0);
+	r = assert_dropped(f, "OWN_LIMIT", "PJ-24", "transferring");
+	assert_near(r->v[1], 100, 0);
+	free(f);
+}
+
+/* PJ-25 */
+static void test_pj25_t1weight_minus_one(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "SAT");
+	fx_add(f, "AT_NUC")->nucleus = "NUC";
+	f->t.t1_weight = -1;
+	fx_run(f, 1);
+	assert_alive(f, "AT_NUC");
+	const struct dec_reason *r = assert_dropped(f, "SAT", "PJ-25",
+						    "t1weight");
+	assert_near(r->v[0], -1, 0);
+	/* Merge jobs are not "normal jobs": the rule does not apply. */
+	f->t.merge = 1;
+	fx_run(f, 1);
+	assert_alive(f, "SAT");
+	f->t.merge = 0;
+	f->t.t1_weight = 0;
+	fx_run(f, 1);
+	assert_alive(f, "SAT");
+	free(f);
+}
+
+/* PJ-26 */
+static void test_pj26_no_pilot(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "RECENT")->last_pilot = NOW - 10800;
+	fx_add(f, "OLD")->last_pilot = NOW - 10801;
+	fx_add(f, "NEVER")->last_pilot = 0;
+	fx_run(f, 1);
+	assert_alive(f, "RECENT");
+	const struct dec_reason *r = assert_dropped(f, "OLD", "PJ-26",
+						    "nopilot");
+	assert_near(r->v[0], 10801, 0);
+	assert_near(r->v[1], 10800, 0);
+	assert_reason_text(assert_dropped(f, "NEVER", "PJ-26", "nopilot"),
+			   "no pilot ever");
+	assert_stage(f, "pilot", 3, 1);
+	free(f);
+}
+
+/* ---- PJ-27 -------------------------------------------------------------- */
+
+/* PJ-27 */
+static void test_pj27_express_network_threshold(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	/* queuedWeight 2 (nothing queued); throughput from closeness:
+	** 11 -> 1, weight 0.5 x 2 + 0.5 x 1 = 1.5 < 1.7; 0 -> 2, 2.0. */
+	fx_add(f, "FAR");
+	f->link[0].closeness = 11;
+	fx_add(f, "CLOSE");
+	f->link[1].closeness = 0;
+	fx_add(f, "AT_NUC")->nucleus = "NUC"; /* NW-04: 2.5 */
+	f->t.processing_type = "urgent";
+	fx_run(f, 1);
+	assert_alive(f, "FAR"); /* NW_ACTIVE off: no express filter */
+
+	fx_param(f, "NW_ACTIVE", 1);
+	fx_run(f, 1);
+	const struct dec_reason *r =
+		assert_dropped(f, "FAR", "PJ-27", "lowNetworkWeight");
+	assert_near(r->v[0], 1.5, 1e-12);
+	assert_near(r->v[1], 1.7, 1e-12);
+	assert_alive(f, "CLOSE");
+	assert_alive(f, "AT_NUC");
+
+	/* Not express: no threshold. */
+	f->t.processing_type = "simul";
+	fx_run(f, 1);
+	assert_alive(f, "FAR");
+
+	/* Priority 1000 is express (the seed's >=); 999 is not. Such tasks
+	** are also high priority (PJ-08), so only nucleus queues are left:
+	** check the threshold with a raised multiplier instead. */
+	fx_param(f, "NW_WEIGHT_MULTIPLIER", 2); /* 3.4 > 2.5 */
+	f->t.priority = 999;
+	fx_run(f, 1);
+	assert_alive(f, "AT_NUC");
+	f->t.priority = 1000;
+	fx_run(f, 1);
+	r = assert_dropped(f, "AT_NUC", "PJ-27", "lowNetworkWeight");
+	assert_near(r->v[0], 2.5, 1e-12);
+	assert_near(r->v[1], 3.4, 1e-12);
+	free(f);
+}
+
+/* ---- PJ-28 .. PJ-32: weights -------------------------------------------- */
+
+/* PJ-28 */
+static void test_pj28_running_count(void **state)
+{
+	(void)state;
+	struct jb_params p;
+	jb_params_resolve(NULL, "MC Simul", &p);
+	struct jb_task t = {0};
+	static const struct {
+		long prio;
+		double running, nbatch, starting;
+		long slots;
+		double want;
+	} cases[] = {
+		{100, 5, 0, 0, -1, 5},
+		{100, 5, 12, 0, -1, 12},   /* bootstrap from batch jobs */
+		{100, 5, 50, 0, -1, 20},   /* min(nBatchJob, 20) */
+		{100, 25, 50, 0, -1, 25},  /* running >= 20: no bootstrap */
+		{100, 5, 3, 0, -1, 5},     /* nBatchJob not above running */
+		{100, 5, 0, 0, 30, 30},    /* numSlots > 0 */
+		{100, 50, 0, 0, 30, 50},
+		{100, 5, 0, 8, 0, 8},      /* numSlots 0: starting */
+		{100, 5, 0, 8, -1, 5},     /* numSlots unset: no starting */
+		{150, 5, 12, 0, 30, 30},   /* at MAX_PRIO_TO_BOOTSTRAP */
+		{151, 5, 12, 8, 30, 5},    /* above: real running only */
+		{151, 5, 12, 8, 0, 5},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct jb_queue q = {0};
+		t.priority = cases[i].prio;
+		q.counts.running = cases[i].running;
+		q.counts.nbatchjob = cases[i].nbatch;
+		q.counts.starting = cases[i].starting;
+		q.num_slots = cases[i].slots;
+		double got = jb_running(&q, &t, &p);
+		if (got != cases[i].want)
+			fail_msg("PJ-28 case %zu: %g, expected %g", i, got,
+				 cases[i].want);
+	}
+}
+
+/* PJ-29 / PJ-30 */
+static void test_pj29_pj30_base_weight(void **state)
+{
+	(void)state;
+	struct jb_counts k = {0};
+	/* PJ-30: an empty queue: manyAssigned (0+1)/(0+1) = 1, (0+1)/10. */
+	assert_near(jb_base_weight(&k, 0, 0), 0.1, 1e-12);
+	k = (struct jb_counts){.activated = 10, .assigned = 5, .starting = 2,
+			       .defined = 3};
+	/* manyAssigned clamp(6/11) = 1: 101/(10+5+2+3+10) */
+	assert_near(jb_base_weight(&k, 100, 0), 101.0 / 30, 1e-12);
+	/* PJ-29: input local: assigned dropped: 101/(10+2+3+10) */
+	assert_near(jb_base_weight(&k, 100, 1), 101.0 / 25, 1e-12);
+	/* manyAssigned (29+1)/(9+1) = 3, clamped to 2 */
+	k = (struct jb_counts){.activated = 9, .assigned = 29};
+	assert_near(jb_base_weight(&k, 100, 0), 101.0 / (48 * 2), 1e-12);
+	/* manyAssigned (14+1)/(9+1) = 1.5 */
+	k = (struct jb_counts){.activated = 9, .assigned = 14};
+	assert_near(jb_base_weight(&k, 100, 0), 101.0 / (33 * 1.5), 1e-12);
+}
+
+/* PJ-31 */
+static void test_pj31_data_factor(void **state)
+{
+	(void)state;
+	assert_near(jb_data_factor(0, 0, 0), 1, 0); /* no input */
+	assert_near(jb_data_factor(100, 100, 0), 2, 1e-12);
+	assert_near(jb_data_factor(0, 100, 0), 1, 1e-12);
+	assert_near(jb_data_factor(50, 100, 50), 150.0 / (100 * 1.5), 1e-12);
+	assert_near(jb_data_factor(0, 100, 100), 0.5, 1e-12);
+}
+
+/* PJ-32 */
+static void test_pj32_weight_and_explanation(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	struct jb_queue *q = fx_add(f, "Q");
+	q->counts = (struct jb_counts){.running = 100, .activated = 10,
+				       .assigned = 5, .starting = 2,
+				       .defined = 3};
+	q->local_size = 50;
+	q->missing_size = 50;
+	q->missing_files = 50;
+	f->link[0].closeness = 0; /* nw 0.5 x 2 + 0.5 x 2 = 2 */
+	f->t.total_input_gb = 100;
+	double base = 101.0 / 30, data = 150.0 / 150;
+	fx_run(f, 1);
+	const struct dec_candidate *c = cand(f, "Q");
+	/* PJ-32: NW_ACTIVE off: reported, not multiplied. */
+	assert_near(c->weight, base * data, 1e-12);
+	assert_string_equal(c->wexpl.rule, "PJ-30");
+	assert_near(c->wexpl.v[0], base, 1e-12);
+	assert_near(c->wexpl.v[1], data, 1e-12);
+	assert_near(c->wexpl.v[2], 2, 1e-12);
+	assert_near(c->wexpl.v[3], base * data, 1e-12);
+	assert_reason_text(&c->wexpl,
+			   "(running+1)/(queued+10)/manyAssigned 3.367 x data "
+			   "1 (network 2, not applied) = 3.367");
+
+	fx_param(f, "NW_ACTIVE", 1);
+	fx_run(f, 1);
+	c = cand(f, "Q");
+	assert_near(c->weight, base * data * 2, 1e-12);
+	assert_near(c->wexpl.v[3], base * data * 2, 1e-12);
+	assert_stage(f, "weight", 1, 1);
+	free(f);
+}
+
+/* ---- PJ-33 / PJ-34 / MIN_WEIGHT ----------------------------------------- */
+
+/* PJ-33 / PJ-34 */
+static void test_pj33_pj34_caps(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	/* running 10: cap = max(NQUEUELIMITSITE 20, 2 x 10) = 20 */
+	struct jb_queue *a = fx_add(f, "AT_CAP");
+	a->counts = (struct jb_counts){.running = 10, .activated = 15,
+				       .starting = 5};
+	struct jb_queue *b = fx_add(f, "OVER");
+	b->counts = (struct jb_counts){.running = 10, .activated = 16,
+				       .starting = 5};
+	struct jb_queue *c = fx_add(f, "EMPTY"); /* the floor lets it start */
+	c->counts = (struct jb_counts){0};
+	struct jb_queue *d = fx_add(f, "BIG"); /* cap 2 x 100 = 200 */
+	d->counts = (struct jb_counts){.running = 100, .activated = 200};
+	/* PJ-34: defined + activated + assigned + starting */
+	struct jb_queue *e = fx_add(f, "TOTAL_OVER");
+	e->counts = (struct jb_counts){.running = 10, .defined = 5,
+				       .activated = 10, .assigned = 6};
+	e->missing_files = 1; /* input not local: assigned counts */
+	e->missing_size = 0.1;
+	struct jb_queue *g = fx_add(f, "TOTAL_LOCAL");
+	g->counts = e->counts; /* input local: assigned ignored, 15 */
+	fx_run(f, 1);
+	assert_alive(f, "AT_CAP");
+	const struct dec_reason *r = assert_dropped(f, "OVER", "PJ-33", "cap");
+	assert_near(r->v[0], 21, 0);
+	assert_near(r->v[1], 20, 0);
+	assert_near(r->v[2], 20, 0);
+	assert_near(r->v[3], 10, 0);
+	assert_alive(f, "EMPTY");
+	assert_alive(f, "BIG");
+	r = assert_dropped(f, "TOTAL_OVER", "PJ-34", "cap");
+	assert_near(r->v[0], 21, 0);
+	assert_near(r->v[1], 20, 0);
+	assert_alive(f, "TOTAL_LOCAL");
+	assert_stage(f, "queue cap", 6, 5);
+	assert_stage(f, "queue limit", 5, 4);
+	/* The weight breakdown stays for a queue the caps dropped. */
+	assert_string_equal(cand(f, "OVER")->wexpl.rule, "PJ-30");
+
+	/* NQUEUELIMITSITE per gshare raises the floor. */
+	fx_param(f, "NQUEUELIMITSITE_MC Simul", 25);
+	fx_run(f, 1);
+	assert_alive(f, "OVER");
+	assert_alive(f, "TOTAL_OVER");
+	free(f);
+}
+
+/* PJ-35 */
+static void test_pj35_min_weight(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "HEAVY")->counts.running = 100; /* 101/10 */
+	fx_add(f, "LIGHT")->counts.running = 3;   /* 4/10 */
+	fx_param(f, "MIN_WEIGHT", 0.5);
+	fx_run(f, 1);
+	assert_alive(f, "HEAVY");
+	const struct dec_reason *r =
+		assert_dropped(f, "LIGHT", "PJ-35", "below_min_weight");
+	assert_near(r->v[0], 0.4, 1e-12);
+	assert_near(r->v[1], 0.5, 0);
+	assert_stage(f, "min weight", 2, 1);
+	free(f);
+}
+
+/* ---- PJ-35: best 10 and pending ----------------------------------------- */
+
+/* PJ-35 */
+static void test_pj35_best_ten_of_fifteen(void **state)
+{
+	(void)state;
+	static const char *const names[15] = {
+		"Q00", "Q01", "Q02", "Q03", "Q04", "Q05", "Q06", "Q07",
+		"Q08", "Q09", "Q10", "Q11", "Q12", "Q13", "Q14"};
+	struct fx *f = fx_new();
+	/* Running 10 x i: weights rise with the index; Q07 and Q08 tie. */
+	for (int i = 0; i < 15; i++)
+		fx_add(f, names[i])->counts.running = 10.0 * i;
+	f->q[7].counts.running = 80;
+	fx_run(f, 1);
+	assert_int_equal(f->plan.nbest, 10);
+	/* Best first: Q14 .. Q07 then Q08 (tie: lower index first), Q06. */
+	static const long want[10] = {14, 13, 12, 11, 10, 9, 7, 8, 6, 5};
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(f->plan.best[i], want[i]);
+	for (int i = 0; i < 5; i++) {
+		const struct dec_reason *r =
+			assert_dropped(f, names[i], "PJ-35", "not_best");
+		assert_near(r->v[0], (10.0 * i + 1) / 10, 1e-12);
+		assert_near(r->v[1], 10, 0);
+		assert_near(r->v[2], 51.0 / 10, 1e-12);
+	}
+	assert_stage(f, "best 10", 15, 10);
+	assert_int_equal(f->d.outcome, DEC_ASSIGNED);
+	assert_int_equal(f->d.chosen, 14);
+	assert_int_equal(f->d.retry_after_s, 0);
+	free(f);
+}
+
+/* PJ-35 */
+static void test_pj35_pending_when_nothing_left(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "OFF")->status = "offline";
+	fx_add(f, "FULL")->storage_free = 0;
+	f->t.njobs = 3;
+	f->jobs[1] = (struct jb_job){2, 1000, 100, 1};
+	f->jobs[2] = (struct jb_job){3, 1000, 100, 1};
+	fx_run(f, 1);
+	assert_int_equal(f->d.outcome, DEC_PENDING);
+	assert_int_equal(f->d.chosen, -1);
+	assert_int_equal(f->d.retry_after_s, 3600);
+	assert_int_equal(f->plan.nbest, 0);
+	assert_int_equal(f->plan.nassigned, 0);
+	for (int j = 0; j < 3; j++) {
+		assert_int_equal(f->plan.job_queue[j], -1);
+		assert_int_equal(f->plan.job_status[j], JB_JOB_UNASSIGNED);
+	}
+	assert_stage(f, "best 10", 0, 0);
+	assert_stage(f, "distribution", 0, 0);
+	assert_non_null(strstr(f->d.note, "PJ-35"));
+
+	/* No queue at all: pending too. */
+	f->n = 0;
+	fx_run(f, 1);
+	assert_int_equal(f->d.outcome, DEC_PENDING);
+	free(f);
+}
+
+/* ---- PJ-36: distribution ------------------------------------------------ */
+
+static void fx_jobs(struct fx *f, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		f->jobs[j] = (struct jb_job){(long long)(1000 + j), 1000, 100,
+					     1};
+	f->t.njobs = n;
+}
+
+static void count_per_queue(const struct fx *f, int *per)
+{
+	for (size_t i = 0; i < f->n; i++)
+		per[i] = 0;
+	for (size_t j = 0; j < f->t.njobs; j++)
+		if (f->plan.job_queue[j] >= 0)
+			per[f->plan.job_queue[j]]++;
+}
+
+/* PJ-36 */
+static void test_pj36_even_split_of_equal_queues(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "A")->counts.running = 1000; /* cap 2000 */
+	fx_add(f, "B")->counts.running = 1000;
+	fx_jobs(f, 1000);
+	fx_run(f, 42);
+	assert_int_equal(f->plan.nassigned, 1000);
+	int per[MAXQ];
+	count_per_queue(f, per);
+	assert_int_equal(per[0] + per[1], 1000);
+	/* Moving counts pull the draw back towards balance: far tighter
+	** than independent draws would be. */
+	assert_in_range(per[0], 450, 550);
+	for (size_t j = 0; j < 1000; j++)
+		assert_int_equal(f->plan.job_status[j], JB_JOB_ACTIVATED);
+	assert_stage(f, "distribution", 2, 2);
+	assert_int_equal(f->d.outcome, DEC_ASSIGNED);
+	free(f);
+}
+
+/* PJ-36 */
+static void test_pj36_heavier_queue_gets_more(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "BIG")->counts.running = 3000;
+	fx_add(f, "SMALL")->counts.running = 1000;
+	fx_jobs(f, 1000);
+	fx_run(f, 7);
+	int per[MAXQ];
+	count_per_queue(f, per);
+	/* Each draw is proportional to (R+1)/(activated+10), so da/db =
+	** (R_a b)/(R_b a) and a^2/b^2 -> R_a/R_b: BIG's share tends to
+	** sqrt(3)/(sqrt(3)+1) = 63.4%, not 3/4 (weights move with counts). */
+	assert_in_range(per[0], 600, 670);
+	assert_int_equal(per[0] + per[1], 1000);
+	free(f);
+}
+
+/* PJ-36 */
+static void test_pj36_cap_stops_a_queue(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	/* running 5: cap max(20, 10) = 20; already 12 activated + 3 starting */
+	struct jb_queue *a = fx_add(f, "SMALL");
+	a->counts = (struct jb_counts){.running = 5, .activated = 12,
+				       .starting = 3};
+	/* input not local: assigned counts; 20 - 0 = room for 20 */
+	struct jb_queue *b = fx_add(f, "REMOTE");
+	b->counts = (struct jb_counts){.running = 5};
+	b->missing_files = 2;
+	b->missing_size = 0.2;
+	fx_jobs(f, 100);
+	fx_run(f, 3);
+	int per[MAXQ];
+	count_per_queue(f, per);
+	assert_int_equal(per[0], 5);  /* 12 + 3 + 5 = 20 */
+	assert_int_equal(per[1], 20); /* 0 + 20 assigned = 20 */
+	assert_int_equal(f->plan.nassigned, 25);
+	size_t unassigned = 0;
+	for (size_t j = 0; j < 100; j++) {
+		long qi = f->plan.job_queue[j];
+		if (qi < 0) {
+			unassigned++;
+			assert_int_equal(f->plan.job_status[j],
+					 JB_JOB_UNASSIGNED);
+		} else {
+			assert_int_equal(f->plan.job_status[j],
+					 qi == 0 ? JB_JOB_ACTIVATED
+						 : JB_JOB_ASSIGNED);
+		}
+	}
+	assert_int_equal(unassigned, 75);
+	assert_int_equal(f->d.outcome, DEC_ASSIGNED);
+	free(f);
+}
+
+/* PJ-36 */
+static void test_pj36_pending_when_every_best_is_at_cap(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	struct jb_queue *a = fx_add(f, "FULL");
+	/* 20 queued = cap 20: passes PJ-33 (not > cap), accepts nothing. */
+	a->counts = (struct jb_counts){.running = 5, .activated = 20};
+	fx_jobs(f, 4);
+	fx_run(f, 1);
+	assert_int_equal(f->plan.nbest, 1);
+	assert_int_equal(f->plan.nassigned, 0);
+	assert_int_equal(f->d.outcome, DEC_PENDING);
+	assert_int_equal(f->d.retry_after_s, 3600);
+	assert_int_equal(f->d.chosen, -1);
+	assert_string_equal(f->d.note, "PJ-36: every best queue is at its cap");
+	assert_stage(f, "distribution", 1, 0);
+	free(f);
+}
+
+/* PJ-36 */
+static void test_pj36_same_seed_same_plan(void **state)
+{
+	(void)state;
+	static const char *const names[6] = {"A", "B", "C", "D", "E", "F"};
+	struct fx *f = fx_new();
+	for (int i = 0; i < 6; i++)
+		fx_add(f, names[i])->counts.running = 100.0 + 50 * i;
+	fx_jobs(f, 500);
+	fx_run(f, 99);
+	long first[500];
+	memcpy(first, f->plan.job_queue, sizeof(first));
+	fx_run(f, 99);
+	assert_memory_equal(first, f->plan.job_queue, sizeof(first));
+	/* A different seed gives some other plan. */
+	fx_run(f, 100);
+	assert_true(memcmp(first, f->plan.job_queue, sizeof(first)) != 0);
+	free(f);
+}
+
+/* ---- stages, errors ----------------------------------------------------- */
+
+static void test_stage_chain_and_summary_line(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "A");
+	fx_add(f, "B")->status = "offline";
+	fx_add(f, "C")->storage_free = 10;
+	struct jb_queue *d = fx_add(f, "D");
+	d->core_count = 4;
+	d->max_rss_per_core = 100;
+	f->t.core_count = 4;
+	fx_run(f, 1);
+	/* Every filter row is a stage, in table order, then the rest. */
+	size_t nrows = 0;
+	while (jb_filters[nrows].name)
+		nrows++;
+	/* weight, queue cap, queue limit, min weight, best 10, distribution */
+	assert_int_equal(f->d.nstages, nrows + 6);
+	for (size_t i = 0; i < nrows; i++) {
+		assert_string_equal(f->d.stages[i].name, jb_filters[i].name);
+		assert_string_equal(f->d.stages[i].rule, jb_filters[i].rule);
+	}
+	assert_int_equal(f->d.stages[0].in, 4);
+	for (size_t i = 1; i < f->d.nstages - 1; i++)
+		assert_int_equal(f->d.stages[i].in, f->d.stages[i - 1].out);
+	assert_stage(f, "status", 4, 3);
+	assert_stage(f, "memory", 3, 2);
+	assert_stage(f, "space", 2, 1);
+	char buf[128];
+	dec_stage_format(stage(f, "memory"), buf, sizeof(buf));
+	assert_string_equal(buf, "    3 ->   2 candidates,  33% cut : memory");
+	free(f);
+}
+
+static void test_invalid_inputs(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "A");
+	fx_run(f, 1);
+	assert_int_equal(jb_broker(NULL, f->q, 1, &f->p, &f->env, &f->rng,
+				   f->cands, &f->d, &f->plan),
+			 GB_EINVAL);
+	assert_int_equal(jb_broker(&f->t, NULL, 1, &f->p, &f->env, &f->rng,
+				   f->cands, &f->d, &f->plan),
+			 GB_EINVAL);
+
+	f->q[0].counts.activated = -1;
+	assert_int_equal(fx_try(f, 1), GB_EINVAL);
+	f->q[0].counts.activated = 0;
+	f->q[0].missing_size = NAN;
+	assert_int_equal(fx_try(f, 1), GB_EINVAL);
+	f->q[0].missing_size = 0;
+	f->q[0].corepower = 0;
+	assert_int_equal(fx_try(f, 1), GB_EINVAL);
+	f->q[0].corepower = 10;
+	f->t.cpu_efficiency = 0;
+	assert_int_equal(fx_try(f, 1), GB_EINVAL);
+	f->t.cpu_efficiency = 90;
+	f->jobs[0].input_mb = NAN;
+	assert_int_equal(fx_try(f, 1), GB_EINVAL);
+	f->jobs[0].input_mb = 100;
+	f->t.njobs = 0;
+	assert_int_equal(fx_try(f, 1), GB_EINVAL);
+	f->t.njobs = 1;
+	f->t.core_count = 0;
+	assert_int_equal(fx_try(f, 1), GB_EINVAL);
+	f->t.core_count = 1;
+	f->plan.job_queue = NULL;
+	assert_int_equal(jb_broker(&f->t, f->q, 1, &f->p, &f->env, &f->rng,
+				   f->cands, &f->d, &f->plan),
+			 GB_EINVAL);
+	fx_run(f, 1);
+	assert_string_equal(jb_job_status_name(JB_JOB_ASSIGNED), "assigned");
+	assert_string_equal(jb_job_status_name(JB_JOB_ACTIVATED), "activated");
+	assert_string_equal(jb_job_status_name(JB_JOB_UNASSIGNED),
+			    "unassigned");
+	free(f);
+}
+
+/* ---- randomized invariants ---------------------------------------------- */
+
+static const char *const rnd_names[MAXQ] = {
+	"R00", "R01", "R02", "R03", "R04", "R05", "R06", "R07", "R08", "R09",
+	"R10", "R11", "R12", "R13", "R14", "R15", "R16", "R17", "R18", "R19",
+	"R20", "R21", "R22", "R23", "R24", "R25", "R26", "R27", "R28", "R29",
+	"R30", "R31", "R32", "R33", "R34", "R35", "R36", "R37", "R38", "R39",
+	"R40", "R41", "R42", "R43", "R44", "R45", "R46", "R47", "R48", "R49",
+	"R50", "R51", "R52", "R53", "R54", "R55", "R56", "R57", "R58", "R59",
+	"R60", "R61", "R62", "TEST63"};
+
+static double rnd_count(struct gb_rng *g, double max)
+{
+	return (double)gb_rng_below(g, (uint64_t)max + 1);
+}
+
+static void random_grid(struct fx *f, struct gb_rng *g)
+{
+	static const char *const status[] = {"online", "online", "online",
+					     "offline", "brokeroff"};
+	static const char *const nuclei[] = {"", "", "NUC", "NUC2"};
+	static const char *const conns[] = {"", "full", "http#IPv4",
+					    "none#IPv6"};
+	size_t n = (size_t)gb_rng_below(g, MAXQ + 1);
+	f->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct jb_queue *q = fx_add(f, rnd_names[i]);
+		q->status = status[gb_rng_below(g, 5)];
+		q->nucleus = nuclei[gb_rng_below(g, 4)];
+		q->core_count = (long)gb_rng_below(g, 3) * 4; /* 0, 4, 8 */
+		q->max_rss_per_core = rnd_count(g, 4) * 1000;
+		q->maxwdir = rnd_count(g, 3) * 10000;
+		q->maxtime = rnd_count(g, 2) * 100000;
+		q->wnconnectivity = conns[gb_rng_below(g, 4)];
+		q->storage_free = rnd_count(g, 2000);
+		q->storage_blacklisted = gb_rng_below(g, 20) == 0;
+		q->last_pilot = NOW - (long long)rnd_count(g, 14000);
+		q->counts.running = rnd_count(g, 300);
+		q->counts.activated = rnd_count(g, 200);
+		q->counts.assigned = rnd_count(g, 50);
+		q->counts.starting = rnd_count(g, 10);
+		q->counts.defined = rnd_count(g, 20);
+		q->counts.transferring = rnd_count(g, 2500);
+		q->counts.nbatchjob = rnd_count(g, 40);
+		q->num_slots = (long)gb_rng_below(g, 4) - 1;
+		q->missing_files = (long)rnd_count(g, 3);
+		q->missing_size = (double)q->missing_files * 2;
+		q->local_size = rnd_count(g, 20);
+		q->link_blocked = gb_rng_below(g, 20) == 0;
+		f->link[i].queued_files = rnd_count(g, 200);
+		f->link[i].closeness = rnd_count(g, 11);
+	}
+	f->t.priority = (long)rnd_count(g, 1100);
+	f->t.core_count = gb_rng_below(g, 2) ? 1 : 4;
+	f->t.scout = gb_rng_below(g, 10) == 0;
+	f->t.ip_connectivity = gb_rng_below(g, 2) ? "" : "http";
+	f->t.total_input_gb = 20;
+	fx_jobs(f, 1 + (size_t)gb_rng_below(g, 200));
+}
+
+static void check_invariants(const struct fx *f)
+{
+	size_t nalive = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct dec_candidate *c = &f->cands[i];
+		assert_string_equal(c->name, f->q[i].name);
+		if (dec_dropped(c)) {
+			assert_true(isnan(c->weight));
+			assert_true(c->nreasons >= 1);
+			assert_non_null(c->reasons[0].rule);
+			assert_non_null(c->reasons[0].code);
+			assert_non_null(c->stage);
+		} else {
+			assert_true(isfinite(c->weight) && c->weight > 0);
+			assert_string_equal(c->wexpl.rule, "PJ-30");
+			nalive++;
+		}
+	}
+	/* The stage chain: each stage starts where the previous ended. */
+	assert_int_equal(f->d.stages[0].in, (int)f->n);
+	for (size_t s = 1; s < f->d.nstages; s++)
+		assert_int_equal(f->d.stages[s].in, f->d.stages[s - 1].out);
+	assert_int_equal(stage(f, "best 10")->out, (int)nalive);
+	assert_int_equal(nalive, f->plan.nbest);
+	/* The best list holds exactly the survivors, best first. */
+	for (size_t b = 0; b < f->plan.nbest; b++) {
+		long qi = f->plan.best[b];
+		assert_in_range(qi, 0, (long)f->n - 1);
+		assert_false(dec_dropped(&f->cands[qi]));
+		if (b > 0)
+			assert_true(f->cands[f->plan.best[b - 1]].weight >=
+				    f->cands[qi].weight);
+	}
+	size_t assigned = 0;
+	for (size_t j = 0; j < f->t.njobs; j++) {
+		long qi = f->plan.job_queue[j];
+		if (qi < 0) {
+			assert_int_equal(f->plan.job_status[j],
+					 JB_JOB_UNASSIGNED);
+			continue;
+		}
+		assigned++;
+		int in_best = 0;
+		for (size_t b = 0; b < f->plan.nbest; b++)
+			in_best |= f->plan.best[b] == qi;
+		assert_true(in_best);
+		assert_int_equal(f->plan.job_status[j],
+				 f->q[qi].missing_files == 0
+					 ? JB_JOB_ACTIVATED
+					 : JB_JOB_ASSIGNED);
+	}
+	assert_int_equal(assigned, f->plan.nassigned);
+	if (f->plan.nassigned > 0) {
+		assert_int_equal(f->d.outcome, DEC_ASSIGNED);
+		assert_int_equal(f->d.chosen, f->plan.best[0]);
+	} else {
+		assert_int_equal(f->d.outcome, DEC_PENDING);
+		assert_int_equal(f->d.retry_after_s, 3600);
+	}
+}
+
+static void test_random_grids_keep_invariants(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	struct gb_rng g;
+	gb_rng_seed(&g, 20240601);
+	int assigned = 0, pending = 0;
+	for (int it = 0; it < 1500; it++) {
+		random_grid(f, &g);
+		fx_run(f, (uint64_t)it);
+		check_invariants(f);
+		if (f->d.outcome == DEC_ASSIGNED)
+			assigned++;
+		else
+			pending++;
+	}
+	/* The generator exercises both outcomes. */
+	assert_true(assigned > 100);
+	assert_true(pending > 10);
+	free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pj01_test_queues_and_preassigned),
+		cmocka_unit_test(test_pj02_merge_preassignment_given_up),
+		cmocka_unit_test(test_pj03_fc06_nucleus_only_scope),
+		cmocka_unit_test(test_pj04_status_online_unless_preassigned),
+		cmocka_unit_test(test_pj05_blocked_link),
+		cmocka_unit_test(test_pj06_files_queued_on_link),
+		cmocka_unit_test(test_pj07_nucleus_flooded_skips_satellites),
+		cmocka_unit_test(test_pj08_high_priority_or_scout_at_nucleus),
+		cmocka_unit_test(test_pj09_inactive_queues),
+		cmocka_unit_test(test_pj10_zero_share_table),
+		cmocka_unit_test(test_pj10_zero_share_drops_queue),
+		cmocka_unit_test(test_pj11_io_intensive_input_move),
+		cmocka_unit_test(test_pj12_disk_io_limit),
+		cmocka_unit_test(test_pj13_core_count_matching),
+		cmocka_unit_test(test_pj14_release_list_and_any),
+		cmocka_unit_test(test_pj14_auto_queues_use_rc_check),
+		cmocka_unit_test(test_pj15_memory_range),
+		cmocka_unit_test(test_pj16_direct_access_only),
+		cmocka_unit_test(test_pj17_disk_formula),
+		cmocka_unit_test(test_pj17_disk_against_maxwdir),
+		cmocka_unit_test(test_pj18_pj19_storage),
+		cmocka_unit_test(test_pj20_scout_walltime),
+		cmocka_unit_test(test_pj21_walltime_range),
+		cmocka_unit_test(test_pj22_ip_connectivity_table),
+		cmocka_unit_test(test_pj22_ip_connectivity_drops),
+		cmocka_unit_test(test_pj23_event_service),
+		cmocka_unit_test(test_pj24_transferring),
+		cmocka_unit_test(test_pj25_t1weight_minus_one),
+		cmocka_unit_test(test_pj26_no_pilot),
+		cmocka_unit_test(test_pj27_express_network_threshold),
+		cmocka_unit_test(test_pj28_running_count),
+		cmocka_unit_test(test_pj29_pj30_base_weight),
+		cmocka_unit_test(test_pj31_data_factor),
+		cmocka_unit_test(test_pj32_weight_and_explanation),
+		cmocka_unit_test(test_pj33_pj34_caps),
+		cmocka_unit_test(test_pj35_min_weight),
+		cmocka_unit_test(test_pj35_best_ten_of_fifteen),
+		cmocka_unit_test(test_pj35_pending_when_nothing_left),
+		cmocka_unit_test(test_pj36_even_split_of_equal_queues),
+		cmocka_unit_test(test_pj36_heavier_queue_gets_more),
+		cmocka_unit_test(test_pj36_cap_stops_a_queue),
+		cmocka_unit_test(test_pj36_pending_when_every_best_is_at_cap),
+		cmocka_unit_test(test_pj36_same_seed_same_plan),
+		cmocka_unit_test(test_stage_chain_and_summary_line),
+		cmocka_unit_test(test_invalid_inputs),
+		cmocka_unit_test(test_random_grids_keep_invariants),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,47 @@
+/*
+** cli.h — what the command files of the `gridbroker` tool share (cli_main.c
+** holds the command table and the task-brokerage commands; cli_jobs.c the
+** job-brokerage ones). Not part of the gbworker library.
+*/
+#ifndef GB_CLI_H
+#define GB_CLI_H
+
+#include <jansson.h>
+#include <limits.h>
+
+#include "amqp.h"
+#include "config.h"
+#include "store.h"
+
+struct cli {
+	char cfg_path[PATH_MAX];
+	struct gb_config cfg;
+	int cfg_loaded;
+};
+
+/* Open the configured database / AMQP connection; print why not and
+** return NULL on failure. */
+struct st_db *cli_open_db(struct cli *cli);
+struct amq_sync *cli_open_amqp(struct cli *cli);
+
+/* A fresh request message id "<kind>-<id>-<ns time>-<pid>". */
+void cli_message_id(char *buf, size_t n, const char *kind, long long id);
+
+/* 1 when a grid file has any job-brokerage key (queues, sw, links,
+** fileReplicas). */
+int cli_grid_has_jobs(json_t *root);
+
+/* Load the job-brokerage part of a grid file into `db`. Prints a summary
+** line; returns 0 or 1 (after printing why). */
+int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file);
+
+/* `gridbroker job submit FILE.json`. */
+int cli_cmd_job_submit(struct cli *cli, int argc, char **argv);
+
+/* `explain` of a job scenario (root has "queues"). Returns the exit code. */
+int cli_explain_jobs(json_t *root, const char *file, int as_json);
+
+/* One-line summary of a jobs.assigned / jobs.pending event body. */
+void cli_print_jobs_event(const char *routing_key, json_t *body);
+
+#endif

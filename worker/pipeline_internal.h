@@ -1,0 +1,63 @@
+/*
+** pipeline_internal.h — what the request handlers of pipeline.c (task
+** brokerage) and pipeline_jobs.c (job brokerage) share: publishing an
+** outbox row with a confirm, dead-lettering, the redelivery path, turning
+** an encoded event into an outbox row, and the crash test seam. Not part
+** of the worker's public interface (pipeline.h).
+*/
+#ifndef GB_PIPELINE_INTERNAL_H
+#define GB_PIPELINE_INTERNAL_H
+
+#include <msgpack.h>
+
+#include "arena.h"
+#include "pipeline.h"
+
+#define WK_DB_RETRIES 3    /* deadlock / lock-wait retries of one request */
+#define WK_RETRY_BATCH 20  /* pending requests retried per scan */
+
+/*
+** Publish one outbox row with a confirm; when `d` is non-NULL the delivery
+** is acked on the confirm (nacked with requeue if the broker refuses).
+** Returns 0, or an error with the row left leased in the outbox (a relay
+** publishes it when the lease ends).
+*/
+int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
+		   const struct amq_delivery *d);
+
+/* Copy `d` to the DLX with "x-gridbroker-error: field: problem"; the
+** original is acked once the copy is confirmed. */
+void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
+		    const char *field, const char *problem);
+
+/* `d` was decided before: republish its unsent events, then ack. */
+void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
+		    long long now, struct arena *a);
+
+/*
+** Inside the decision's transaction: turn the encoded event `sb` into an
+** outbox row (message id gb-decision-<decision_id>, memory in `a`) leased
+** to this worker, and insert it. Returns 0 or a store/arena error.
+*/
+int wk_outbox_event(struct wk_worker *w, const char *event,
+		    long long decision_id, const char *request_id,
+		    const msgpack_sbuffer *sb, long long now, struct arena *a,
+		    struct st_outbox_row *row);
+
+/* Count and log a database failure; marks the database down on
+** GB_EDBGONE so the loop stops consuming until it is back. */
+void wk_db_failed(struct wk_worker *w, int rc, const char *what);
+
+/* A 64-bit seed for one decision: request id, time and a per-worker
+** counter, so two decisions never share a stream. */
+uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now);
+
+/* Test seam: GB_TEST_CRASH_AT=<where> kills the process at that point. */
+void wk_crash_point(const char *where);
+
+/* Job brokerage (pipeline_jobs.c). */
+void wk_handle_job_broker(struct wk_worker *w, const struct amq_delivery *d,
+			  struct arena *a);
+void wk_jobs_pending_scan(struct wk_worker *w);
+
+#endif
