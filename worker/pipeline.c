@@ -6,6 +6,7 @@
 #include "pipeline.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,30 +304,40 @@ static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
 	if (rc != GB_OK)
 		return rc;
 
-	w->n_decided++;
-	if (dec.outcome == DEC_ASSIGNED)
-		w->n_assigned++;
-	else
-		w->n_pending++;
-	char f_req[220], f_task[64], f_out[48];
-	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", request_id);
-	snprintf(f_task, sizeof(f_task), "GB_TASK_ID=%lld", task->task_id);
-	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
-		 dec_outcome_name(dec.outcome));
-	const char *fields[] = {f_req, f_task, f_out, NULL};
 	if (nucleus)
-		log_fields(LOG_LVL_INFO, fields,
+		wk_decided(w, request_id, task->task_id, dec.outcome,
 			   "task %lld assigned to %s (%zu of %zu nuclei "
 			   "eligible) decision %lld request %s",
 			   task->task_id, nucleus, dec_alive(&dec), n,
 			   decision_id, request_id);
 	else
-		log_fields(LOG_LVL_INFO, fields,
+		wk_decided(w, request_id, task->task_id, dec.outcome,
 			   "task %lld pending, retry in %d s (0 of %zu nuclei "
 			   "eligible) decision %lld request %s",
 			   task->task_id, dec.retry_after_s, n, decision_id,
 			   request_id);
 	return GB_OK;
+}
+
+void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
+		enum dec_outcome outcome, const char *fmt, ...)
+{
+	w->n_decided++;
+	if (outcome == DEC_ASSIGNED)
+		w->n_assigned++;
+	else
+		w->n_pending++;
+	char msg[512], f_req[220], f_task[64], f_out[48];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", request_id);
+	snprintf(f_task, sizeof(f_task), "GB_TASK_ID=%lld", task_id);
+	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
+		 dec_outcome_name(outcome));
+	const char *fields[] = {f_req, f_task, f_out, NULL};
+	log_fields(LOG_LVL_INFO, fields, "%s", msg);
 }
 
 /* Test seam: GB_TEST_CRASH_AT=after-commit kills the process right after

@@ -11,6 +11,7 @@
 #include <msgpack.h>
 
 #include "arena.h"
+#include "decision.h"
 #include "pipeline.h"
 
 #define WK_DB_RETRIES 3    /* deadlock / lock-wait retries of one request */
@@ -51,6 +52,15 @@ void wk_db_failed(struct wk_worker *w, int rc, const char *what);
 /* A 64-bit seed for one decision: request id, time and a per-worker
 ** counter, so two decisions never share a stream. */
 uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now);
+
+/*
+** Count a recorded decision (decided, assigned or pending) and log `fmt`
+** at info level with the journald fields GB_REQUEST_ID, GB_TASK_ID and
+** GB_OUTCOME, so an operator can follow one request or task.
+*/
+void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
+		enum dec_outcome outcome, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* Test seam: GB_TEST_CRASH_AT=<where> kills the process at that point. */
 void wk_crash_point(const char *where);

@@ -156,27 +156,16 @@ static int decide_jobs(struct wk_worker *w, struct gm_request *r,
 	if (rc != GB_OK)
 		return rc;
 
-	w->n_decided++;
 	if (dec.outcome == DEC_ASSIGNED)
-		w->n_assigned++;
-	else
-		w->n_pending++;
-	char f_req[220], f_task[64], f_out[48];
-	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", request_id);
-	snprintf(f_task, sizeof(f_task), "GB_TASK_ID=%lld", r->t.task_id);
-	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
-		 dec_outcome_name(dec.outcome));
-	const char *fields[] = {f_req, f_task, f_out, NULL};
-	if (dec.outcome == DEC_ASSIGNED)
-		log_fields(LOG_LVL_INFO, fields,
-			   "task %lld: %zu of %zu jobs placed on %zu queue(s), "
-			   "best %s (%zu of %zu queues eligible) decision %lld "
+		wk_decided(w, request_id, r->t.task_id, dec.outcome,
+			   "task %lld: %zu of %zu jobs placed on %zu best "
+			   "queue(s), first %s (%zu queues) decision %lld "
 			   "request %s",
 			   r->t.task_id, plan.nassigned, r->njobs, plan.nbest,
-			   cands[plan.best[0]].name, plan.nbest, nq,
-			   decision_id, request_id);
+			   cands[plan.best[0]].name, nq, decision_id,
+			   request_id);
 	else
-		log_fields(LOG_LVL_INFO, fields,
+		wk_decided(w, request_id, r->t.task_id, dec.outcome,
 			   "task %lld: %zu jobs pending, retry in %d s (no "
 			   "queue of %zu eligible) decision %lld request %s",
 			   r->t.task_id, r->njobs, JB_PENDING_RETRY_S, nq,

@@ -1,0 +1,96 @@
+/*
+** itc_raw.h — what the C integration tests share to look at MariaDB behind
+** the store's back: one raw connection (`raw`, opened by each test's group
+** setup) and raw_q(), a prepared query with bound parameters returning the
+** first column of the first row as text. Static in every including test,
+** as each test is its own executable.
+*/
+#ifndef GB_ITC_RAW_H
+#define GB_ITC_RAW_H
+
+#include "../unit/gbtest.h" /* cmocka: fail_msg, assert_* */
+
+#include <mysql.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static MYSQL *raw;
+
+/*
+** Run `sql` with parameters per `spec` ('s' const char *, 'l' long long)
+** and copy the first column of the first row as text into `out` ("NULL" for
+** SQL NULL). Returns the number of rows (affected rows for DML).
+*/
+static long raw_q(char *out, size_t outlen, const char *sql, const char *spec,
+		  ...)
+{
+	MYSQL_STMT *s = mysql_stmt_init(raw);
+	assert_non_null(s);
+	if (mysql_stmt_prepare(s, sql, (unsigned long)strlen(sql)) != 0)
+		fail_msg("prepare %s: %s", sql, mysql_stmt_error(s));
+	MYSQL_BIND b[8];
+	long long ll[8];
+	unsigned long len[8];
+	memset(b, 0, sizeof(b));
+	va_list ap;
+	va_start(ap, spec);
+	unsigned n = 0;
+	for (; spec[n]; n++) {
+		assert_true(n < 8);
+		if (spec[n] == 's') {
+			const char *v = va_arg(ap, const char *);
+			len[n] = (unsigned long)strlen(v);
+			b[n].buffer_type = MYSQL_TYPE_STRING;
+			b[n].buffer = (void *)v;
+			b[n].buffer_length = len[n];
+			b[n].length = &len[n];
+		} else {
+			ll[n] = va_arg(ap, long long);
+			b[n].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[n].buffer = &ll[n];
+		}
+	}
+	va_end(ap);
+	if ((n && mysql_stmt_bind_param(s, b) != 0) || mysql_stmt_execute(s))
+		fail_msg("execute %s: %s", sql, mysql_stmt_error(s));
+	long rows = 0;
+	if (mysql_stmt_field_count(s) == 0) {
+		rows = (long)mysql_stmt_affected_rows(s);
+	} else {
+		char buf[4096];
+		unsigned long rlen = 0;
+		my_bool isnull = 0;
+		unsigned cols = mysql_stmt_field_count(s);
+		MYSQL_BIND *rb = calloc(cols, sizeof(*rb));
+		assert_non_null(rb);
+		rb[0].buffer_type = MYSQL_TYPE_STRING;
+		rb[0].buffer = buf;
+		rb[0].buffer_length = sizeof(buf) - 1;
+		rb[0].length = &rlen;
+		rb[0].is_null = &isnull;
+		for (unsigned i = 1; i < cols; i++)
+			rb[i].buffer_type = MYSQL_TYPE_NULL;
+		assert_int_equal(mysql_stmt_bind_result(s, rb), 0);
+		assert_int_equal(mysql_stmt_store_result(s), 0);
+		rows = (long)mysql_stmt_num_rows(s);
+		if (out && outlen) {
+			out[0] = '\0';
+			int f = mysql_stmt_fetch(s);
+			if ((f == 0 || f == MYSQL_DATA_TRUNCATED) && isnull)
+				snprintf(out, outlen, "NULL");
+			else if (f == 0 || f == MYSQL_DATA_TRUNCATED)
+				snprintf(out, outlen, "%.*s",
+					 (int)(rlen < sizeof(buf) - 1
+						       ? rlen
+						       : sizeof(buf) - 1),
+					 buf);
+		}
+		free(rb);
+	}
+	mysql_stmt_close(s);
+	return rows;
+}
+
+#endif
