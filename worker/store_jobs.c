@@ -1,17 +1,15 @@
 /*
-** store_jobs.c — the job brokerage's tables (0003_jobbrokerage.sql): saving
-** and loading the job grid, the task context of a request, and recording
-** decisions with their jobs, queue counts and pending requests.
+** store_jobs.c — the job brokerage's grid tables (0003_jobbrokerage.sql):
+** saving the job grid and loading the part of it a request needs. The
+** request-side writes and reads (task context, decisions with their jobs
+** and counts, pending requests) are in store_jobs_decide.c; what both
+** files share is in store_jobs_internal.h.
 **
 ** Writes are array-bound: a grid reload is one transaction that empties
-** the job grid's tables and inserts every row again, and a decision writes
-** up to 10,000 job rows. MariaDB executes a prepared statement over an
-** array of rows in one round trip (STMT_ATTR_ARRAY_SIZE, column-wise
-** binding, NULLs through indicator arrays), so rows are collected column
-** by column in a `struct bulk` and sent in chunks bounded by rows and bytes
-** (a chunk stays well under max_allowed_packet although a queue row carries
-** its software dictionary). A server without bulk support gets the same
-** arrays one row per execute. The grid is validated by the tables' CHECK
+** the job grid's tables and inserts every row again through struct
+** sj_bulk, which sends the rows in chunks bounded by rows and bytes (a
+** chunk stays well under max_allowed_packet although a queue row carries
+** its software dictionary). The grid is validated by the tables' CHECK
 ** constraints: a violation fails the whole load with the constraint's name.
 **
 ** Queue columns are described once (qcols[]): the INSERT writes them and
@@ -26,14 +24,6 @@
 ** its gshare, one for the links to its nucleus, one for the ALL dictionary,
 ** and the replicas of its distinct input files in chunks of SJ_IN_CHUNK
 ** (unused slots bound to NULL, which matches nothing).
-**
-** Counts move with the decision and are derived from what was written: the
-** jobs are upserted with the decision's id, except that a job that already
-** has a queue keeps its row (the worker skips placed jobs, but two requests
-** naming the same job can race), and queue_counts then grows by the rows
-** carrying that id, so a count never runs ahead of the jobs table. The
-** GROUP BY touches the count rows in queue order, so two decisions do not
-** lock the same rows in opposite orders.
 */
 #include "store_internal.h"
 #include "store_jobs.h"
@@ -51,51 +41,9 @@
 #include "gb_error.h"
 #include "scenario_jobs.h"
 
+#include "store_jobs_internal.h"
+
 /* ---- statements ---------------------------------------------------------- */
-
-enum sj_slot {
-	SJ_DEL_QUEUES = 0,
-	SJ_DEL_COUNTS,
-	SJ_DEL_LINKS,
-	SJ_DEL_SW_ALL,
-	SJ_DEL_REPLICAS,
-	SJ_INS_QUEUE,
-	SJ_INS_COUNT,
-	SJ_INS_LINK,
-	SJ_INS_SW_ALL,
-	SJ_INS_REPLICA,
-	SJ_QUEUES,
-	SJ_LINKS,
-	SJ_SW_ALL,
-	SJ_REPLICAS_IN,
-	SJ_TASK_INFO,
-	SJ_DONE_IN,
-	SJ_DECISION,
-	SJ_JOB_UPSERT,
-	SJ_COUNTS_ADD,
-	SJ_REQUEST_UPSERT,
-	SJ_PENDING_DUE,
-	SJ_REQUEST_LOAD,
-	SJ_REQUEST_CLOSE,
-	SJ_COUNTS_GET,
-	SJ_NSLOTS
-};
-_Static_assert(ST_SID_JOBS_BASE + SJ_NSLOTS <= ST_SID_JOBS_LAST + 1,
-	       "store_internal.h reserves too few job statement slots");
-#define SID(slot) ((enum st_sid)(ST_SID_JOBS_BASE + (slot)))
-
-#define SJ_IN_CHUNK 128 /* placeholders of the IN lists */
-#define Q4 "?,?,?,?"
-#define Q16 Q4 "," Q4 "," Q4 "," Q4
-#define Q64 Q16 "," Q16 "," Q16 "," Q16
-#define Q128 Q64 "," Q64
-_Static_assert(sizeof(Q128) == 2 * SJ_IN_CHUNK,
-	       "the IN list must have SJ_IN_CHUNK placeholders");
-
-#define SJ_BODY_MAX 16777215u	 /* MEDIUMBLOB */
-#define SJ_BULK_ROWS 1000	 /* rows per array-bound execute */
-#define SJ_BULK_BYTES (4u << 20) /* payload per execute */
-#define SJ_BULK_ARENA (1u << 30) /* bound of one statement's buffers */
 
 static const char *const SQL_WIPE[] = {
 	"DELETE FROM queues", "DELETE FROM queue_counts",  "DELETE FROM links",
@@ -138,73 +86,14 @@ static const char SQL_LINKS[] =
 	"mbps_1w, closeness FROM links WHERE nucleus = ? ORDER BY site";
 static const char SQL_SW_ALL[] = "SELECT sw_json FROM sw_all WHERE id = 1";
 static const char SQL_REPLICAS_IN[] =
-	"SELECT lfn, storage FROM file_replicas WHERE lfn IN (" Q128 ") "
+	"SELECT lfn, storage FROM file_replicas WHERE lfn IN (" SJ_Q128 ") "
 	"ORDER BY lfn, storage";
-static const char SQL_TASK_INFO[] =
-	"SELECT t.nucleus, t.gshare, t.full_chain, n.bare_nucleus "
-	"FROM tasks t LEFT JOIN nuclei n ON n.name = t.nucleus "
-	"WHERE t.task_id = ?";
-static const char SQL_DONE_IN[] =
-	"SELECT job_id FROM jobs WHERE job_id IN (" Q128 ") "
-	"AND status IN ('assigned', 'activated')";
-static const char SQL_DECISION[] =
-	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
-	"decided_at, detail) VALUES ('jobs', ?, ?, ?, ?, ?, ?)";
-/* A placed job keeps its row: a column takes the new value only while the
-** stored status is pending. `status` comes last, because an assignment
-** sees the columns assigned before it. */
-static const char SQL_JOB_UPSERT[] =
-	"INSERT INTO jobs (job_id, task_id, request_id, queue, status, "
-	"nevents, input_mb, decision_id, updated_at) "
-	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
-	"task_id = IF(status = 'pending', VALUE(task_id), task_id), "
-	"request_id = IF(status = 'pending', VALUE(request_id), request_id), "
-	"queue = IF(status = 'pending', VALUE(queue), queue), "
-	"nevents = IF(status = 'pending', VALUE(nevents), nevents), "
-	"input_mb = IF(status = 'pending', VALUE(input_mb), input_mb), "
-	"decision_id = IF(status = 'pending', VALUE(decision_id), "
-	"decision_id), "
-	"updated_at = IF(status = 'pending', VALUE(updated_at), updated_at), "
-	"status = IF(status = 'pending', VALUE(status), status)";
-static const char SQL_COUNTS_ADD[] =
-	"INSERT INTO queue_counts (queue, gshare, assigned, activated) "
-	"SELECT d.queue, ?, d.na, d.nc FROM (SELECT queue, "
-	"SUM(status = 'assigned') AS na, SUM(status = 'activated') AS nc "
-	"FROM jobs WHERE decision_id = ? AND queue IS NOT NULL "
-	"GROUP BY queue) AS d ON DUPLICATE KEY UPDATE "
-	"assigned = assigned + VALUE(assigned), "
-	"activated = activated + VALUE(activated)";
-static const char SQL_REQUEST_UPSERT[] =
-	"INSERT INTO job_requests (request_id, task_id, body, status, "
-	"pending_until, attempts, created_at, updated_at) "
-	"VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON DUPLICATE KEY UPDATE "
-	"task_id = VALUE(task_id), body = VALUE(body), status = VALUE(status), "
-	"pending_until = VALUE(pending_until), attempts = attempts + 1, "
-	"updated_at = VALUE(updated_at)";
-static const char SQL_PENDING_DUE[] =
-	"SELECT id FROM job_requests WHERE status = 'pending' AND "
-	"pending_until <= ? ORDER BY pending_until, id LIMIT ? "
-	"FOR UPDATE SKIP LOCKED";
-static const char SQL_REQUEST_LOAD[] =
-	"SELECT request_id, body FROM job_requests WHERE id = ?";
-static const char SQL_REQUEST_CLOSE[] =
-	"UPDATE job_requests SET status = 'done', pending_until = NULL, "
-	"updated_at = ? WHERE id = ?";
-static const char SQL_COUNTS_GET[] =
-	"SELECT running, defined, assigned, activated, `starting`, "
-	"transferring, nbatchjob FROM queue_counts WHERE queue = ? AND "
-	"gshare = ?";
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static int finite_nonneg(double v)
-{
-	return isfinite(v) && v >= 0;
-}
-
 static int nan_or_nonneg(double v)
 {
-	return isnan(v) || finite_nonneg(v);
+	return isnan(v) || sj_finite_nonneg(v);
 }
 
 static int cmp_strp(const void *a, const void *b)
@@ -222,15 +111,6 @@ static int word_find(const char *const *words, const char *s)
 		if (strcmp(words[i], s) == 0)
 			return i;
 	return -1;
-}
-
-static int col_cstr(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
-		    unsigned i, struct arena *a, const char **out)
-{
-	char *p = NULL;
-	int rc = st_col_str(db, s, c, i, a, &p);
-	*out = p;
-	return rc;
 }
 
 /* A nullable DOUBLE: NAN for SQL NULL, the engine's "no figure". */
@@ -252,29 +132,13 @@ static int too_big(struct st_db *db, const char *what, size_t n)
 			"%zu %s do not fit the request's memory", n, what);
 }
 
-/* MariaDB (not MySQL) servers take a whole array of rows in one execute. */
-static int bulk_supported(struct st_db *db)
-{
-	unsigned long caps = 0, ext = 0;
-	if (db->my == NULL ||
-	    mariadb_get_infov(db->my, MARIADB_CONNECTION_SERVER_CAPABILITIES,
-			      &caps) != 0 ||
-	    mariadb_get_infov(db->my,
-			      MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES,
-			      &ext) != 0)
-		return 0;
-	return !(caps & CLIENT_MYSQL) &&
-	       (ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0;
-}
-
 /*
 ** As st_query, with parameter and result binds given as arrays: for the IN
 ** lists (more placeholders than ST_MAX_ARGS) and the queue row (more
 ** columns than ST_MAX_COLS).
 */
-static int sj_query(struct st_db *db, enum st_sid id, const char *sql,
-		    MYSQL_BIND *pb, unsigned np, MYSQL_BIND *rb, unsigned nr,
-		    MYSQL_STMT **out)
+int sj_query(struct st_db *db, enum st_sid id, const char *sql, MYSQL_BIND *pb,
+	     unsigned np, MYSQL_BIND *rb, unsigned nr, MYSQL_STMT **out)
 {
 	MYSQL_STMT *s = NULL;
 	*out = NULL;
@@ -300,15 +164,8 @@ static int sj_query(struct st_db *db, enum st_sid id, const char *sql,
 	return GB_OK;
 }
 
-/* One IN list of SJ_IN_CHUNK parameters, strings or ids, unused ones NULL. */
-struct in_list {
-	MYSQL_BIND b[SJ_IN_CHUNK];
-	unsigned long len[SJ_IN_CHUNK];
-	long long ll[SJ_IN_CHUNK];
-};
-
-static void in_fill(struct in_list *l, const char *const *str,
-		    const long long *ids, size_t n)
+void sj_in_fill(struct sj_in_list *l, const char *const *str,
+		const long long *ids, size_t n)
 {
 	memset(l, 0, sizeof(*l));
 	for (size_t i = 0; i < SJ_IN_CHUNK; i++) {
@@ -327,193 +184,6 @@ static void in_fill(struct in_list *l, const char *const *str,
 			b->buffer = &l->ll[i];
 		}
 	}
-}
-
-/* ---- array-bound writes -------------------------------------------------- */
-
-#define BK_MAX_COLS 32
-
-/*
-** The rows of one INSERT, column by column: kind 'l' (long long), 'd'
-** (double) or 's' (string by pointer; the data outlives the execute), any
-** value possibly NULL. Buffers live in the bulk's arena (bk_free).
-*/
-struct bulk {
-	unsigned ncols, col; /* col: next column of row `rows` */
-	char kind[BK_MAX_COLS];
-	size_t rows, cap;
-	const char *bad; /* why a row was refused, NULL while all is well */
-	void *val[BK_MAX_COLS];
-	unsigned long *len[BK_MAX_COLS];
-	char *ind[BK_MAX_COLS];
-	struct arena mem;
-};
-
-static int bk_init(struct st_db *db, struct bulk *b, const char *spec,
-		   size_t cap)
-{
-	memset(b, 0, sizeof(*b));
-	arena_init(&b->mem, SJ_BULK_ARENA);
-	b->ncols = (unsigned)strlen(spec);
-	b->cap = cap;
-	for (unsigned i = 0; cap && i < b->ncols && i < BK_MAX_COLS; i++) {
-		size_t w = spec[i] == 'l'   ? sizeof(long long)
-			   : spec[i] == 'd' ? sizeof(double)
-					    : sizeof(char *);
-		b->kind[i] = spec[i];
-		b->val[i] = cap <= SIZE_MAX / w ? arena_alloc(&b->mem, cap * w)
-						: NULL;
-		b->ind[i] = arena_alloc(&b->mem, cap);
-		if (spec[i] == 's')
-			b->len[i] = arena_alloc(&b->mem,
-						cap * sizeof(unsigned long));
-		if (!b->val[i] || !b->ind[i] || (spec[i] == 's' && !b->len[i]))
-			return st_failf(db, GB_ENOMEM,
-					"%zu rows do not fit in memory", cap);
-	}
-	return b->ncols <= BK_MAX_COLS
-		       ? GB_OK
-		       : st_failf(db, GB_EINVAL, "bulk: %u columns", b->ncols);
-}
-
-static void bk_free(struct bulk *b)
-{
-	arena_free(&b->mem);
-}
-
-/* Column of the next value, or -1 (and the bulk is marked bad). */
-static int bk_slot(struct bulk *b, char kind)
-{
-	if (b->rows >= b->cap || b->col >= b->ncols ||
-	    b->kind[b->col] != kind) {
-		b->bad = "a row does not match its statement";
-		return -1;
-	}
-	return (int)b->col++;
-}
-
-static void bk_ll(struct bulk *b, long long v)
-{
-	int c = bk_slot(b, 'l');
-	if (c >= 0)
-		((long long *)b->val[c])[b->rows] = v;
-}
-
-/* NAN or an infinity would reach the server as garbage: refused. */
-static void bk_dbl(struct bulk *b, double v)
-{
-	int c = bk_slot(b, 'd');
-	if (c >= 0)
-		((double *)b->val[c])[b->rows] = v;
-	if (c >= 0 && !isfinite(v))
-		b->bad = "a number is NaN or infinite";
-}
-
-/* NULL binds SQL NULL. */
-static void bk_str(struct bulk *b, const char *s)
-{
-	int c = bk_slot(b, 's');
-	if (c < 0)
-		return;
-	((const char **)b->val[c])[b->rows] = s ? s : "";
-	b->len[c][b->rows] = s ? (unsigned long)strlen(s) : 0;
-	b->ind[c][b->rows] = s ? STMT_INDICATOR_NONE : STMT_INDICATOR_NULL;
-}
-
-static void bk_null(struct bulk *b, char kind)
-{
-	int c = bk_slot(b, kind);
-	if (c >= 0)
-		b->ind[c][b->rows] = STMT_INDICATOR_NULL;
-}
-
-/* A missing figure (NAN) is stored as NULL. */
-static void bk_dbl_or_null(struct bulk *b, double v)
-{
-	if (isnan(v))
-		bk_null(b, 'd');
-	else
-		bk_dbl(b, v);
-}
-
-static void bk_end_row(struct bulk *b)
-{
-	if (b->col != b->ncols)
-		b->bad = "a row does not match its statement";
-	else
-		b->rows++;
-	b->col = 0;
-}
-
-/* Bind rows [first, first + k) column-wise; with k 1, plain values. */
-static void bk_bind(const struct bulk *b, size_t first, size_t k,
-		    MYSQL_BIND *mb)
-{
-	memset(mb, 0, b->ncols * sizeof(*mb));
-	for (unsigned c = 0; c < b->ncols; c++) {
-		MYSQL_BIND *x = &mb[c];
-		char kind = b->kind[c];
-		x->buffer_type = kind == 'l'   ? MYSQL_TYPE_LONGLONG
-				 : kind == 'd' ? MYSQL_TYPE_DOUBLE
-					       : MYSQL_TYPE_STRING;
-		x->buffer = (char *)b->val[c] +
-			    first * (kind == 'l'   ? sizeof(long long)
-				     : kind == 'd' ? sizeof(double)
-						   : sizeof(char *));
-		if (kind == 's')
-			x->length = &b->len[c][first];
-		if (k > 1) {
-			x->u.indicator = &b->ind[c][first];
-		} else if (b->ind[c][first] == STMT_INDICATOR_NULL) {
-			x->buffer_type = MYSQL_TYPE_NULL;
-		} else if (kind == 's') {
-			/* One row: the string itself, not its pointer. */
-			x->buffer = *(char **)x->buffer;
-			x->buffer_length = b->len[c][first];
-		}
-	}
-}
-
-/* Execute statement `id` over every collected row. */
-static int bk_exec(struct st_db *db, enum st_sid id, const char *sql,
-		   const struct bulk *b)
-{
-	if (b->bad)
-		return st_failf(db, GB_EINVAL, "statement %d: %s", (int)id,
-				b->bad);
-	if (b->rows == 0)
-		return GB_OK;
-	MYSQL_STMT *s = NULL;
-	int rc = st_prepared(db, id, sql, &s);
-	if (rc != GB_OK)
-		return rc;
-	if (mysql_stmt_param_count(s) != b->ncols)
-		return st_failf(db, GB_EINVAL,
-				"statement %d expects %lu parameters, got %u",
-				(int)id, mysql_stmt_param_count(s), b->ncols);
-	int bulk = bulk_supported(db);
-	MYSQL_BIND mb[BK_MAX_COLS];
-	for (size_t first = 0, k; first < b->rows; first += k) {
-		size_t bytes = 0;
-		for (k = 0; bulk && first + k < b->rows && k < SJ_BULK_ROWS;
-		     k++) {
-			for (unsigned c = 0; c < b->ncols; c++)
-				bytes += 9 + (b->kind[c] == 's'
-						      ? b->len[c][first + k]
-						      : 0);
-			if (k && bytes > SJ_BULK_BYTES)
-				break;
-		}
-		if (k == 0)
-			k = 1;
-		unsigned int array = k > 1 ? (unsigned int)k : 0;
-		bk_bind(b, first, k, mb);
-		if (mysql_stmt_attr_set(s, STMT_ATTR_ARRAY_SIZE, &array) != 0 ||
-		    mysql_stmt_bind_param(s, mb) != 0 ||
-		    mysql_stmt_execute(s) != 0)
-			return st_fail_stmt(db, s);
-	}
-	return GB_OK;
 }
 
 /* ---- queue columns ------------------------------------------------------- */
@@ -565,9 +235,8 @@ static const struct qcol qcols[] = {
 };
 #define NQCOLS (sizeof(qcols) / sizeof(qcols[0]))
 #define QC_NTEXT 11 /* text columns at the head of qcols[] */
-#define QC_NCOUNTS 7
 _Static_assert(QC_NTEXT <= ST_MAX_COLS &&
-		       NQCOLS + QC_NCOUNTS <= 3 * ST_MAX_COLS,
+		       NQCOLS + SJ_NCOUNTS <= 3 * ST_MAX_COLS,
 	       "the queue row must fit three st_cols, text in the first");
 
 /* The SQL type of a kind: 's', 'l' or 'd'. */
@@ -604,8 +273,8 @@ static int releases_json(struct st_db *db, const struct jb_queue *q,
 	return GB_OK;
 }
 
-static int queue_row(struct st_db *db, struct bulk *b, const struct gm_queue *x,
-		     long long now)
+static int queue_row(struct st_db *db, struct sj_bulk *b,
+		     const struct gm_queue *x, long long now)
 {
 	const struct jb_queue *q = &x->q;
 	if ((unsigned)q->releases > JB_REL_LIST || (unsigned)q->es > JB_ES_ONLY)
@@ -621,46 +290,46 @@ static int queue_row(struct st_db *db, struct bulk *b, const struct gm_queue *x,
 		const void *f = base + qcols[i].off;
 		switch (qcols[i].kind) {
 		case 'S':
-			bk_str(b, *(const char *const *)f
-					  ? *(const char *const *)f
-					  : "");
+			sj_bk_str(b, *(const char *const *)f
+					     ? *(const char *const *)f
+					     : "");
 			break;
 		case 'j':
-			bk_str(b, x->sw_json);
+			sj_bk_str(b, x->sw_json);
 			break;
 		case 'r':
-			bk_str(b, releases_words[q->releases]);
+			sj_bk_str(b, releases_words[q->releases]);
 			break;
 		case 'e':
-			bk_str(b, es_words[q->es]);
+			sj_bk_str(b, es_words[q->es]);
 			break;
 		case 'R':
-			bk_str(b, rel);
+			sj_bk_str(b, rel);
 			break;
 		case 'C':
 		case 'M':
-			bk_ll(b, *(const long *)f);
+			sj_bk_ll(b, *(const long *)f);
 			break;
 		case 'F':
-			bk_ll(b, *(const int *)f != 0);
+			sj_bk_ll(b, *(const int *)f != 0);
 			break;
 		case 'T':
 			/* Negative: written, for the CHECK to refuse. */
 			if (*(const long long *)f == 0)
-				bk_null(b, 'l');
+				sj_bk_null(b, 'l');
 			else
-				bk_ll(b, *(const long long *)f);
+				sj_bk_ll(b, *(const long long *)f);
 			break;
 		case 'N':
-			bk_dbl_or_null(b, *(const double *)f);
+			sj_bk_dbl_or_null(b, *(const double *)f);
 			break;
 		default:
-			bk_dbl(b, *(const double *)f);
+			sj_bk_dbl(b, *(const double *)f);
 			break;
 		}
 	}
-	bk_ll(b, now);
-	bk_end_row(b);
+	sj_bk_ll(b, now);
+	sj_bk_end_row(b);
 	return GB_OK;
 }
 
@@ -705,7 +374,7 @@ static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
 	void *f = (char *)x + qc->off;
 	const char *txt = NULL;
 	if (qkind_sql(qc->kind) == 's') {
-		int rc = col_cstr(db, s, c, i, a, &txt);
+		int rc = sj_col_cstr(db, s, c, i, a, &txt);
 		if (rc != GB_OK)
 			return rc;
 	}
@@ -753,7 +422,7 @@ static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
 		*(double *)f = d;
 		break;
 	default:
-		ok = finite_nonneg(d);
+		ok = sj_finite_nonneg(d);
 		*(double *)f = d;
 		break;
 	}
@@ -767,13 +436,13 @@ static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
 
 static int save_queues(struct st_db *db, const struct gm_grid *g, long long now)
 {
-	struct bulk b;
+	struct sj_bulk b;
 	char spec[NQCOLS + 2];
 	for (size_t i = 0; i < NQCOLS; i++)
 		spec[i] = qkind_sql(qcols[i].kind);
 	spec[NQCOLS] = 'l'; /* updated_at */
 	spec[NQCOLS + 1] = '\0';
-	int rc = bk_init(db, &b, spec, g->nqueues);
+	int rc = sj_bk_init(db, &b, spec, g->nqueues);
 	size_t ncnt = 0;
 	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
 		rc = queue_row(db, &b, &g->queues[i], now);
@@ -783,52 +452,52 @@ static int save_queues(struct st_db *db, const struct gm_grid *g, long long now)
 				      i);
 	}
 	if (rc == GB_OK)
-		rc = bk_exec(db, SID(SJ_INS_QUEUE), SQL_INS_QUEUE, &b);
-	bk_free(&b);
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_QUEUE), SQL_INS_QUEUE, &b);
+	sj_bk_free(&b);
 	if (rc != GB_OK)
 		return rc;
-	rc = bk_init(db, &b, "ssddddddd", ncnt);
+	rc = sj_bk_init(db, &b, "ssddddddd", ncnt);
 	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
 		const struct gm_queue *x = &g->queues[i];
 		for (size_t j = 0; j < x->ncounts; j++) {
 			const struct jb_counts *k = &x->counts[j].k;
-			bk_str(&b, x->q.name);
-			bk_str(&b, x->counts[j].gshare);
-			bk_dbl(&b, k->running);
-			bk_dbl(&b, k->defined);
-			bk_dbl(&b, k->assigned);
-			bk_dbl(&b, k->activated);
-			bk_dbl(&b, k->starting);
-			bk_dbl(&b, k->transferring);
-			bk_dbl(&b, k->nbatchjob);
-			bk_end_row(&b);
+			sj_bk_str(&b, x->q.name);
+			sj_bk_str(&b, x->counts[j].gshare);
+			sj_bk_dbl(&b, k->running);
+			sj_bk_dbl(&b, k->defined);
+			sj_bk_dbl(&b, k->assigned);
+			sj_bk_dbl(&b, k->activated);
+			sj_bk_dbl(&b, k->starting);
+			sj_bk_dbl(&b, k->transferring);
+			sj_bk_dbl(&b, k->nbatchjob);
+			sj_bk_end_row(&b);
 		}
 	}
 	if (rc == GB_OK)
-		rc = bk_exec(db, SID(SJ_INS_COUNT), SQL_INS_COUNT, &b);
-	bk_free(&b);
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_COUNT), SQL_INS_COUNT, &b);
+	sj_bk_free(&b);
 	return rc;
 }
 
 static int save_links_files(struct st_db *db, const struct gm_grid *g)
 {
-	struct bulk b;
-	int rc = bk_init(db, &b, "sslddddd", g->nlinks);
+	struct sj_bulk b;
+	int rc = sj_bk_init(db, &b, "sslddddd", g->nlinks);
 	for (size_t i = 0; rc == GB_OK && i < g->nlinks; i++) {
 		const struct gm_link *l = &g->links[i];
-		bk_str(&b, l->site);
-		bk_str(&b, l->nucleus);
-		bk_ll(&b, l->blocked != 0);
-		bk_dbl(&b, l->l.queued_files);
-		bk_dbl_or_null(&b, l->l.mbps_1h);
-		bk_dbl_or_null(&b, l->l.mbps_1d);
-		bk_dbl_or_null(&b, l->l.mbps_1w);
-		bk_dbl_or_null(&b, l->l.closeness);
-		bk_end_row(&b);
+		sj_bk_str(&b, l->site);
+		sj_bk_str(&b, l->nucleus);
+		sj_bk_ll(&b, l->blocked != 0);
+		sj_bk_dbl(&b, l->l.queued_files);
+		sj_bk_dbl_or_null(&b, l->l.mbps_1h);
+		sj_bk_dbl_or_null(&b, l->l.mbps_1d);
+		sj_bk_dbl_or_null(&b, l->l.mbps_1w);
+		sj_bk_dbl_or_null(&b, l->l.closeness);
+		sj_bk_end_row(&b);
 	}
 	if (rc == GB_OK)
-		rc = bk_exec(db, SID(SJ_INS_LINK), SQL_INS_LINK, &b);
-	bk_free(&b);
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_LINK), SQL_INS_LINK, &b);
+	sj_bk_free(&b);
 	size_t nrep = 0;
 	for (size_t i = 0; rc == GB_OK && i < g->nfiles; i++) {
 		nrep += g->files[i].nstorages;
@@ -837,23 +506,24 @@ static int save_links_files(struct st_db *db, const struct gm_grid *g)
 				      g->files[i].lfn ? g->files[i].lfn : "?");
 	}
 	if (rc == GB_OK)
-		rc = bk_init(db, &b, "ss", nrep);
+		rc = sj_bk_init(db, &b, "ss", nrep);
 	for (size_t i = 0; rc == GB_OK && i < g->nfiles; i++)
 		for (size_t j = 0; j < g->files[i].nstorages; j++) {
-			bk_str(&b, g->files[i].lfn);
-			bk_str(&b, g->files[i].storages[j]);
-			bk_end_row(&b);
+			sj_bk_str(&b, g->files[i].lfn);
+			sj_bk_str(&b, g->files[i].storages[j]);
+			sj_bk_end_row(&b);
 		}
 	if (rc == GB_OK)
-		rc = bk_exec(db, SID(SJ_INS_REPLICA), SQL_INS_REPLICA, &b);
-	bk_free(&b);
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_REPLICA), SQL_INS_REPLICA,
+				&b);
+	sj_bk_free(&b);
 	if (rc != GB_OK || g->all_sw_json == NULL)
 		return rc;
 	struct st_args a;
 	MYSQL_STMT *s;
 	st_args_init(&a);
 	st_arg_str(&a, g->all_sw_json);
-	return st_exec(db, SID(SJ_INS_SW_ALL), SQL_INS_SW_ALL, &a, &s);
+	return st_exec(db, SJ_SID(SJ_INS_SW_ALL), SQL_INS_SW_ALL, &a, &s);
 }
 
 int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
@@ -868,7 +538,8 @@ int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
 	int rc = st_begin(db);
 	for (size_t i = 0; rc == GB_OK && i < 5; i++) {
 		MYSQL_STMT *s;
-		rc = st_exec(db, SID(SJ_DEL_QUEUES + i), SQL_WIPE[i], NULL, &s);
+		rc = st_exec(db, SJ_SID(SJ_DEL_QUEUES + i), SQL_WIPE[i], NULL,
+			     &s);
 	}
 	if (rc == GB_OK)
 		rc = save_queues(db, g, now);
@@ -934,15 +605,15 @@ static int queue_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	if (rc != GB_OK ||
 	    st_col_isnull(&c[NQCOLS / ST_MAX_COLS], NQCOLS % ST_MAX_COLS))
 		return rc;
-	double *v[QC_NCOUNTS] = {&cnt->k.running,  &cnt->k.defined,
+	double *v[SJ_NCOUNTS] = {&cnt->k.running,  &cnt->k.defined,
 				 &cnt->k.assigned, &cnt->k.activated,
 				 &cnt->k.starting, &cnt->k.transferring,
 				 &cnt->k.nbatchjob};
-	for (size_t i = 0; i < QC_NCOUNTS; i++) {
+	for (size_t i = 0; i < SJ_NCOUNTS; i++) {
 		size_t j = NQCOLS + i;
 		*v[i] = st_col_dbl(&c[j / ST_MAX_COLS],
 				   (unsigned)(j % ST_MAX_COLS));
-		if (!finite_nonneg(*v[i]))
+		if (!sj_finite_nonneg(*v[i]))
 			return st_failf(db, GB_ERANGE,
 					"queue_counts row %s/%s: negative",
 					x->q.name, gshare);
@@ -962,7 +633,7 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 	/* The row's kinds, split over three st_cols. */
 	char spec[3][ST_MAX_COLS + 1];
 	memset(spec, 0, sizeof(spec));
-	for (size_t j = 0; j < NQCOLS + QC_NCOUNTS; j++) {
+	for (size_t j = 0; j < NQCOLS + SJ_NCOUNTS; j++) {
 		char k = j < NQCOLS ? qkind_sql(qcols[j].kind) : 'd';
 		if (k == 's' && j >= ST_MAX_COLS)
 			return st_failf(
@@ -982,7 +653,7 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 	st_args_init(&args);
 	st_arg_str(&args, gshare);
 	MYSQL_STMT *s;
-	int rc = sj_query(db, SID(SJ_QUEUES), SQL_QUEUES, args.b, args.n, rb,
+	int rc = sj_query(db, SJ_SID(SJ_QUEUES), SQL_QUEUES, args.b, args.n, rb,
 			  nr, &s);
 	if (rc != GB_OK)
 		return rc;
@@ -1015,7 +686,7 @@ static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
 	st_args_init(&args);
 	st_arg_str(&args, nucleus);
 	st_cols_init(&c, "sslddddd");
-	int rc = st_query(db, SID(SJ_LINKS), SQL_LINKS, &args, &c, &s);
+	int rc = st_query(db, SJ_SID(SJ_LINKS), SQL_LINKS, &args, &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
@@ -1028,9 +699,9 @@ static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
 		if (rc != GB_OK || !got)
 			break;
 		struct gm_link *x = &l[n];
-		rc = col_cstr(db, s, &c, 0, a, &x->site);
+		rc = sj_col_cstr(db, s, &c, 0, a, &x->site);
 		if (rc == GB_OK)
-			rc = col_cstr(db, s, &c, 1, a, &x->nucleus);
+			rc = sj_col_cstr(db, s, &c, 1, a, &x->nucleus);
 		if (rc != GB_OK)
 			break;
 		x->blocked = col_flag(&c, 2);
@@ -1040,7 +711,7 @@ static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
 		x->l.mbps_1w = col_dbl_nan(&c, 6);
 		x->l.closeness = col_dbl_nan(&c, 7);
 		if (x->site == NULL || x->nucleus == NULL || x->blocked < 0 ||
-		    !finite_nonneg(x->l.queued_files) ||
+		    !sj_finite_nonneg(x->l.queued_files) ||
 		    !nan_or_nonneg(x->l.mbps_1h) ||
 		    !nan_or_nonneg(x->l.mbps_1d) ||
 		    !nan_or_nonneg(x->l.mbps_1w) ||
@@ -1061,7 +732,7 @@ static int load_sw_all(struct st_db *db, struct arena *a, struct gm_grid *g)
 	struct st_cols c;
 	MYSQL_STMT *s;
 	st_cols_init(&c, "s");
-	int rc = st_query(db, SID(SJ_SW_ALL), SQL_SW_ALL, NULL, &c, &s);
+	int rc = st_query(db, SJ_SID(SJ_SW_ALL), SQL_SW_ALL, NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	int got = 0;
@@ -1086,12 +757,12 @@ struct file_vec {
 static int replica_chunk(struct st_db *db, struct arena *a,
 			 const char *const *lfns, size_t n, struct file_vec *fv)
 {
-	struct in_list in;
+	struct sj_in_list in;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	in_fill(&in, lfns, NULL, n);
+	sj_in_fill(&in, lfns, NULL, n);
 	st_cols_init(&c, "ss");
-	int rc = sj_query(db, SID(SJ_REPLICAS_IN), SQL_REPLICAS_IN, in.b,
+	int rc = sj_query(db, SJ_SID(SJ_REPLICAS_IN), SQL_REPLICAS_IN, in.b,
 			  SJ_IN_CHUNK, c.b, c.n, &s);
 	if (rc != GB_OK)
 		return rc;
@@ -1106,7 +777,7 @@ static int replica_chunk(struct st_db *db, struct arena *a,
 		rc = st_fetch(db, s, &got);
 		if (rc != GB_OK || !got)
 			break;
-		rc = col_cstr(db, s, &c, 1, a, &st[k]);
+		rc = sj_col_cstr(db, s, &c, 1, a, &st[k]);
 		/* Rows come grouped by lfn; one that fit the fixed buffer
 		** is compared in place, so each lfn is copied once. */
 		int same = 0;
@@ -1114,7 +785,7 @@ static int replica_chunk(struct st_db *db, struct arena *a,
 			same = strlen(cur->lfn) == c.len[0] &&
 			       memcmp(cur->lfn, c.s[0], c.len[0]) == 0;
 		if (rc == GB_OK && !same)
-			rc = col_cstr(db, s, &c, 0, a, &lfn);
+			rc = sj_col_cstr(db, s, &c, 0, a, &lfn);
 		if (rc == GB_OK && (st[k] == NULL || (!same && lfn == NULL)))
 			rc = st_failf(db, GB_ERANGE, "file_replicas: NULL");
 		if (rc != GB_OK)
@@ -1206,342 +877,5 @@ int st_jobs_grid_load(struct st_db *db, const struct gm_request *r,
 		rc = load_replicas(db, r, a, out);
 	if (rc != GB_OK)
 		memset(out, 0, sizeof(*out));
-	return rc;
-}
-
-/* ---- task context -------------------------------------------------------- */
-
-int st_jobs_task_info(struct st_db *db, long long task_id, struct arena *a,
-		      const char **nucleus, const char **gshare,
-		      enum tb_job_scope *scope)
-{
-	if (db == NULL || a == NULL || nucleus == NULL || gshare == NULL ||
-	    scope == NULL)
-		return GB_EINVAL;
-	*nucleus = NULL;
-	*gshare = NULL;
-	struct st_args args;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, task_id);
-	st_cols_init(&c, "ssss");
-	int rc = st_query(db, SID(SJ_TASK_INFO), SQL_TASK_INFO, &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	const char *v[4] = {NULL, NULL, NULL, NULL};
-	rc = st_fetch(db, s, &got);
-	for (unsigned i = 0; rc == GB_OK && got && i < 4; i++)
-		rc = col_cstr(db, s, &c, i, a, &v[i]);
-	st_done(s);
-	if (rc != GB_OK)
-		return rc;
-	if (!got || v[0] == NULL)
-		return st_failf(db, GB_ENOTFOUND,
-				"task %lld is unknown or has no nucleus",
-				task_id);
-	int f = tb_fullchain_parse(v[2] ? v[2] : "");
-	/* A nucleus since dropped from the grid counts as a normal one. */
-	int b = v[3] ? tb_bare_parse(v[3]) : (int)TB_BARE_NO;
-	if (v[1] == NULL || f < 0 || b < 0)
-		return st_failf(
-			db, GB_ERANGE,
-			"task %lld: bad gshare, full_chain or bare_nucleus",
-			task_id);
-	*nucleus = v[0];
-	*gshare = v[1];
-	*scope = tb_job_scope((enum tb_fullchain)f, (enum tb_bare)b);
-	return GB_OK;
-}
-
-/* ---- jobs ---------------------------------------------------------------- */
-
-int st_jobs_done(struct st_db *db, const long long *job_ids, size_t n,
-		 unsigned char *done)
-{
-	if (db == NULL || (n && (job_ids == NULL || done == NULL)))
-		return GB_EINVAL;
-	if (n)
-		memset(done, 0, n);
-	for (size_t first = 0; first < n; first += SJ_IN_CHUNK) {
-		size_t len = n - first < SJ_IN_CHUNK ? n - first : SJ_IN_CHUNK;
-		struct in_list in;
-		struct st_cols c;
-		MYSQL_STMT *s;
-		in_fill(&in, NULL, job_ids + first, len);
-		st_cols_init(&c, "l");
-		int rc = sj_query(db, SID(SJ_DONE_IN), SQL_DONE_IN, in.b,
-				  SJ_IN_CHUNK, c.b, c.n, &s);
-		for (int got = 1; rc == GB_OK && got;) {
-			rc = st_fetch(db, s, &got);
-			/* Ids may repeat: mark every position of this one. */
-			for (size_t i = 0; rc == GB_OK && got && i < len; i++)
-				if (job_ids[first + i] == st_col_ll(&c, 0))
-					done[first + i] = 1;
-		}
-		st_done(s);
-		if (rc != GB_OK)
-			return rc;
-	}
-	return GB_OK;
-}
-
-/* The plan must be what jb_broker makes; *placed counts jobs with a queue. */
-static int decide_check(struct st_db *db, const struct gm_request *r,
-			const struct dec_decision *d,
-			const struct jb_plan *plan, size_t *placed)
-{
-	*placed = 0;
-	if (d->outcome != DEC_ASSIGNED && d->outcome != DEC_PENDING)
-		return st_failf(db, GB_EINVAL, "task %lld: unknown outcome %d",
-				r->t.task_id, (int)d->outcome);
-	if (d->outcome == DEC_ASSIGNED &&
-	    (plan->nbest == 0 || plan->best[0] < 0))
-		return st_failf(db, GB_EINVAL,
-				"task %lld: assigned without a best queue",
-				r->t.task_id);
-	if (r->njobs && (plan->job_queue == NULL || plan->job_status == NULL))
-		return st_failf(db, GB_EINVAL, "task %lld: plan has no jobs",
-				r->t.task_id);
-	for (size_t i = 0; i < r->njobs; i++) {
-		long k = plan->job_queue[i];
-		enum jb_job_status st = plan->job_status[i];
-		int ok =
-			k < 0 ? st == JB_JOB_UNASSIGNED
-			      : st == JB_JOB_ASSIGNED || st == JB_JOB_ACTIVATED;
-		if (!ok || r->jobs[i].nevents < 0)
-			return st_failf(db, GB_EINVAL,
-					"task %lld: job %lld: queue %ld with "
-					"status %d, nEvents %ld",
-					r->t.task_id, r->jobs[i].job_id, k,
-					(int)st, r->jobs[i].nevents);
-		*placed += k >= 0;
-	}
-	return GB_OK;
-}
-
-static int jobs_upsert(struct st_db *db, const struct gm_request *r,
-		       const struct jb_queue *queues,
-		       const struct jb_plan *plan, const char *request_id,
-		       long long decision_id, long long now)
-{
-	struct bulk b;
-	int rc = bk_init(db, &b, "llsssldll", r->njobs);
-	for (size_t i = 0; rc == GB_OK && i < r->njobs; i++) {
-		const struct gm_job *j = &r->jobs[i];
-		long k = plan->job_queue[i];
-		double mb = 0;
-		for (size_t f = 0; f < j->ninputs; f++)
-			if (isfinite(j->inputs[f].size_mb) &&
-			    j->inputs[f].size_mb > 0)
-				mb += j->inputs[f].size_mb;
-		bk_ll(&b, j->job_id);
-		bk_ll(&b, r->t.task_id);
-		bk_str(&b, request_id);
-		bk_str(&b, k >= 0 ? queues[k].name : NULL);
-		bk_str(&b, k < 0 ? "pending"
-			   : plan->job_status[i] == JB_JOB_ACTIVATED
-				   ? "activated"
-				   : "assigned");
-		bk_ll(&b, j->nevents);
-		bk_dbl(&b, mb);
-		bk_ll(&b, decision_id);
-		bk_ll(&b, now);
-		bk_end_row(&b);
-	}
-	if (rc == GB_OK)
-		rc = bk_exec(db, SID(SJ_JOB_UPSERT), SQL_JOB_UPSERT, &b);
-	bk_free(&b);
-	return rc;
-}
-
-int st_jobs_decide(struct st_db *db, const struct gm_request *r,
-		   const struct jb_queue *queues, const struct dec_decision *d,
-		   const struct jb_plan *plan, const char *request_id,
-		   const void *body, size_t len, long long now,
-		   long long retry_at, const char *detail_json,
-		   long long *decision_id)
-{
-	if (db == NULL || r == NULL || d == NULL || plan == NULL ||
-	    request_id == NULL || request_id[0] == '\0' ||
-	    (len && body == NULL) || detail_json == NULL ||
-	    decision_id == NULL || r->t.gshare == NULL ||
-	    (r->njobs && (r->jobs == NULL || queues == NULL)))
-		return GB_EINVAL;
-	*decision_id = 0;
-	if (len > SJ_BODY_MAX)
-		return st_failf(db, GB_ETOOBIG,
-				"request %s: %zu bytes exceed a MEDIUMBLOB",
-				request_id, len);
-	/* Outside a transaction the jobs could commit without their counts
-	** or their event. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_jobs_decide outside a transaction");
-	size_t placed = 0;
-	int rc = decide_check(db, r, d, plan, &placed);
-	if (rc != GB_OK)
-		return rc;
-	int assigned = d->outcome == DEC_ASSIGNED;
-	char subject[32];
-	snprintf(subject, sizeof(subject), "%lld", r->t.task_id);
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_str(&a, subject);
-	st_arg_str(&a, request_id);
-	st_arg_str(&a, dec_outcome_name(d->outcome));
-	st_arg_str(&a, assigned ? queues[plan->best[0]].name : NULL);
-	st_arg_ll(&a, now);
-	st_arg_str(&a, detail_json);
-	rc = st_exec(db, SID(SJ_DECISION), SQL_DECISION, &a, &s);
-	if (rc != GB_OK)
-		return rc;
-	long long id = (long long)mysql_stmt_insert_id(s);
-	rc = jobs_upsert(db, r, queues, plan, request_id, id, now);
-	if (rc == GB_OK && placed) {
-		st_args_init(&a);
-		st_arg_str(&a, r->t.gshare);
-		st_arg_ll(&a, id);
-		rc = st_exec(db, SID(SJ_COUNTS_ADD), SQL_COUNTS_ADD, &a, &s);
-	}
-	if (rc != GB_OK)
-		return rc;
-	int pending = !assigned || placed < r->njobs;
-	st_args_init(&a);
-	st_arg_str(&a, request_id);
-	st_arg_ll(&a, r->t.task_id);
-	st_arg_blob(&a, body, len);
-	st_arg_str(&a, pending ? "pending" : "done");
-	if (pending)
-		st_arg_ll(&a, retry_at);
-	else
-		st_arg_null(&a);
-	st_arg_ll(&a, now);
-	st_arg_ll(&a, now);
-	rc = st_exec(db, SID(SJ_REQUEST_UPSERT), SQL_REQUEST_UPSERT, &a, &s);
-	if (rc == GB_OK)
-		*decision_id = id;
-	return rc;
-}
-
-/* ---- pending requests ---------------------------------------------------- */
-
-int st_jobs_pending_due(struct st_db *db, long long now, size_t max,
-			long long *ids, size_t *n)
-{
-	if (db == NULL || n == NULL || (max && ids == NULL))
-		return GB_EINVAL;
-	*n = 0;
-	if (max == 0)
-		return GB_OK;
-	/* With autocommit on, FOR UPDATE locks nothing: two workers would
-	** retry the same request. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_jobs_pending_due outside a transaction");
-	struct st_args a;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, now);
-	st_arg_ll(&a, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
-	st_cols_init(&c, "l");
-	int rc = st_query(db, SID(SJ_PENDING_DUE), SQL_PENDING_DUE, &a, &c, &s);
-	for (int got = 1; rc == GB_OK && got && *n < max;) {
-		rc = st_fetch(db, s, &got);
-		if (rc == GB_OK && got)
-			ids[(*n)++] = st_col_ll(&c, 0);
-	}
-	st_done(s);
-	return rc;
-}
-
-int st_jobs_request_load(struct st_db *db, long long id, struct arena *a,
-			 char **request_id, void **body, size_t *len)
-{
-	if (db == NULL || a == NULL || request_id == NULL || body == NULL ||
-	    len == NULL)
-		return GB_EINVAL;
-	*request_id = NULL;
-	*body = NULL;
-	*len = 0;
-	struct st_args args;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, id);
-	st_cols_init(&c, "sb");
-	int rc = st_query(db, SID(SJ_REQUEST_LOAD), SQL_REQUEST_LOAD, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
-		rc = st_failf(db, GB_ENOTFOUND, "job request %lld not found",
-			      id);
-	if (rc == GB_OK)
-		rc = st_col_str(db, s, &c, 0, a, request_id);
-	if (rc == GB_OK)
-		rc = st_col_blob(db, s, &c, 1, a, body, len);
-	st_done(s);
-	if (rc == GB_OK && *request_id == NULL)
-		rc = st_failf(db, GB_ERANGE, "job request %lld: no request id",
-			      id);
-	return rc;
-}
-
-int st_jobs_request_close(struct st_db *db, long long id, long long now)
-{
-	if (db == NULL)
-		return GB_EINVAL;
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, now);
-	st_arg_ll(&a, id);
-	int rc = st_exec(db, SID(SJ_REQUEST_CLOSE), SQL_REQUEST_CLOSE, &a, &s);
-	/* CLIENT_FOUND_ROWS: matched rows, so a row already done counts. */
-	if (rc == GB_OK && mysql_stmt_affected_rows(s) == 0)
-		rc = st_failf(db, GB_ENOTFOUND, "job request %lld not found",
-			      id);
-	return rc;
-}
-
-int st_jobs_counts(struct st_db *db, const char *queue, const char *gshare,
-		   struct jb_counts *out)
-{
-	if (db == NULL || queue == NULL || gshare == NULL || out == NULL)
-		return GB_EINVAL;
-	memset(out, 0, sizeof(*out));
-	struct st_args a;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_str(&a, queue);
-	st_arg_str(&a, gshare);
-	st_cols_init(&c, "ddddddd");
-	int rc = st_query(db, SID(SJ_COUNTS_GET), SQL_COUNTS_GET, &a, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
-		rc = st_failf(db, GB_ENOTFOUND, "no counts for %s/%s", queue,
-			      gshare);
-	double *v[QC_NCOUNTS] = {&out->running,	 &out->defined,
-				 &out->assigned, &out->activated,
-				 &out->starting, &out->transferring,
-				 &out->nbatchjob};
-	for (unsigned i = 0; rc == GB_OK && i < QC_NCOUNTS; i++) {
-		*v[i] = st_col_dbl(&c, i);
-		if (!finite_nonneg(*v[i]))
-			rc = st_failf(db, GB_ERANGE,
-				      "counts of %s/%s: negative", queue,
-				      gshare);
-	}
-	st_done(s);
 	return rc;
 }
