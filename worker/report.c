@@ -15,71 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A JSON string, or a marker when the text is not valid UTF-8. */
-static json_t *jstr(const char *s)
-{
-	if (s == NULL)
-		return json_null();
-	json_t *j = json_string(s);
-	return j ? j : json_string("<not UTF-8>");
-}
-
-static int jset(json_t *o, const char *k, json_t *v)
-{
-	return v == NULL || json_object_set_new(o, k, v) != 0;
-}
-
-static json_t *reason_json(const struct dec_reason *r)
-{
-	char detail[512];
-	dec_reason_format(r, detail, sizeof(detail));
-	json_t *o = json_object();
-	if (o == NULL)
-		return NULL;
-	int bad = jset(o, "rule", jstr(r->rule));
-	bad |= jset(o, "code", jstr(r->code));
-	bad |= jset(o, "detail", jstr(detail));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-static json_t *candidate_json(const struct dec_candidate *c)
-{
-	json_t *o = json_object(), *reasons = json_array();
-	int bad = o == NULL || reasons == NULL;
-	int dropped = dec_dropped(c);
-	unsigned nr = c->nreasons < DEC_MAX_REASONS ? c->nreasons
-						    : DEC_MAX_REASONS;
-	for (unsigned i = 0; !bad && dropped && i < nr; i++)
-		bad |= json_array_append_new(reasons,
-					     reason_json(&c->reasons[i])) != 0;
-	if (bad) {
-		json_decref(o);
-		json_decref(reasons);
-		return NULL;
-	}
-	bad |= jset(o, "name", jstr(c->name));
-	bad |= jset(o, "weight", !dropped && isfinite(c->weight)
-					 ? json_real(c->weight)
-					 : json_null());
-	bad |= jset(o, "stage", jstr(dropped ? c->stage : NULL));
-	bad |= jset(o, "reasons", reasons);
-	if (dropped && c->nreasons > DEC_MAX_REASONS)
-		bad |= jset(o, "moreReasons",
-			    json_integer(c->nreasons - DEC_MAX_REASONS));
-	if (!dropped && c->wexpl.fmt)
-		bad |= jset(o, "weightDetail", reason_json(&c->wexpl));
-	else
-		bad |= jset(o, "weightDetail", json_null());
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
+#include "jsonutil.h"
 
 json_t *scn_decision_json(const struct dec_decision *d)
 {
@@ -93,35 +29,24 @@ json_t *scn_decision_json(const struct dec_decision *d)
 	    (size_t)d->chosen < d->ncands)
 		chosen = d->cands[d->chosen].name;
 	for (size_t i = 0; !bad && i < d->ncands; i++)
-		bad |= json_array_append_new(cands,
-					     candidate_json(&d->cands[i])) != 0;
-	for (size_t i = 0; !bad && i < d->nstages; i++) {
-		const struct dec_stage *s = &d->stages[i];
-		json_t *o = json_object();
-		int b = o == NULL;
-		if (!b) {
-			b |= jset(o, "name", jstr(s->name));
-			b |= jset(o, "rule", jstr(s->rule));
-			b |= jset(o, "in", json_integer(s->in));
-			b |= jset(o, "out", json_integer(s->out));
-		}
-		bad |= b || json_array_append_new(stages, o) != 0;
-		if (b)
-			json_decref(o);
-	}
+		bad |= ju_push(cands, ju_candidate_json(&d->cands[i],
+							d->cands[i].name, 0));
+	for (size_t i = 0; !bad && i < d->nstages; i++)
+		bad |= ju_push(stages, ju_stage_json(&d->stages[i]));
 	if (bad) {
 		json_decref(root);
 		json_decref(cands);
 		json_decref(stages);
 		return NULL;
 	}
-	bad |= jset(root, "decision", jstr(dec_outcome_name(d->outcome)));
-	bad |= jset(root, "nucleus", jstr(chosen));
+	bad |= ju_set(root, "decision", ju_str(dec_outcome_name(d->outcome)));
+	bad |= ju_set(root, "nucleus", ju_str(chosen));
 	if (d->outcome == DEC_PENDING)
-		bad |= jset(root, "retryAfter", json_integer(d->retry_after_s));
-	bad |= jset(root, "note", d->note[0] ? jstr(d->note) : json_null());
-	bad |= jset(root, "candidates", cands);
-	bad |= jset(root, "stages", stages);
+		bad |= ju_set(root, "retryAfter",
+			      json_integer(d->retry_after_s));
+	bad |= ju_set(root, "note", d->note[0] ? ju_str(d->note) : json_null());
+	bad |= ju_set(root, "candidates", cands);
+	bad |= ju_set(root, "stages", stages);
 	if (bad) {
 		json_decref(root);
 		return NULL;
@@ -182,8 +107,9 @@ void scn_print_decision(FILE *out, const struct dec_decision *d,
 		buf[0] = '\0';
 		if (c->wexpl.fmt)
 			dec_reason_format(&c->wexpl, buf, sizeof(buf));
-		fprintf(out, "%c %-*s %-11s %-6s %-20s %s\n", chosen ? '*' : ' ',
-			w, nm, wt, c->wexpl.rule ? c->wexpl.rule : "",
+		fprintf(out, "%c %-*s %-11s %-6s %-20s %s\n",
+			chosen ? '*' : ' ', w, nm, wt,
+			c->wexpl.rule ? c->wexpl.rule : "",
 			c->wexpl.code ? c->wexpl.code : "", buf);
 	}
 	fprintf(out, "===== Task brokerage summary =====\n");

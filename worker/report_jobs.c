@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "jsonutil.h"
+
 #define RPJ_NAME_MAX 40 /* widest queue column */
 #define RPJ_SHOW_IDS 5  /* job IDs printed per assignment line */
 
@@ -51,91 +53,6 @@ static int consistent(const struct gm_request *r,
 
 /* ---- JSON --------------------------------------------------------------- */
 
-/* A JSON string, or a marker when the text is not valid UTF-8. */
-static json_t *jstr(const char *s)
-{
-	if (s == NULL)
-		return json_null();
-	json_t *j = json_string(s);
-	return j ? j : json_string("<not UTF-8>");
-}
-
-/* Set o[k] = v (stolen); non-zero when v is NULL or the set failed. */
-static int jset(json_t *o, const char *k, json_t *v)
-{
-	return v == NULL || json_object_set_new(o, k, v) != 0;
-}
-
-static int jpush(json_t *a, json_t *v)
-{
-	return v == NULL || json_array_append_new(a, v) != 0;
-}
-
-static json_t *reason_json(const struct dec_reason *r)
-{
-	char detail[512];
-	dec_reason_format(r, detail, sizeof(detail));
-	json_t *o = json_object();
-	if (o == NULL)
-		return NULL;
-	int bad = jset(o, "rule", jstr(r->rule));
-	bad |= jset(o, "code", jstr(r->code));
-	bad |= jset(o, "detail", jstr(detail));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-static json_t *candidate_json(const struct dec_candidate *c, const char *name)
-{
-	json_t *o = json_object(), *reasons = json_array();
-	int bad = o == NULL || reasons == NULL;
-	int dropped = dec_dropped(c);
-	unsigned nr = c->nreasons < DEC_MAX_REASONS ? c->nreasons
-						    : DEC_MAX_REASONS;
-	for (unsigned i = 0; !bad && dropped && i < nr; i++)
-		bad |= jpush(reasons, reason_json(&c->reasons[i]));
-	if (bad) {
-		json_decref(o);
-		json_decref(reasons);
-		return NULL;
-	}
-	bad |= jset(o, "name", jstr(name));
-	bad |= jset(o, "weight", !dropped && isfinite(c->weight)
-					 ? json_real(c->weight)
-					 : json_null());
-	bad |= jset(o, "stage", jstr(dropped ? c->stage : NULL));
-	bad |= jset(o, "reasons", reasons);
-	if (dropped && c->nreasons > DEC_MAX_REASONS)
-		bad |= jset(o, "moreReasons",
-			    json_integer(c->nreasons - DEC_MAX_REASONS));
-	bad |= jset(o, "weightDetail",
-		    c->wexpl.fmt ? reason_json(&c->wexpl) : json_null());
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-static json_t *stage_json(const struct dec_stage *s)
-{
-	json_t *o = json_object();
-	if (o == NULL)
-		return NULL;
-	int bad = jset(o, "name", jstr(s->name));
-	bad |= jset(o, "rule", jstr(s->rule));
-	bad |= jset(o, "in", json_integer(s->in));
-	bad |= jset(o, "out", json_integer(s->out));
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
 /* The jobs of best queue `qi` with status `st`, or NULL when none. */
 static json_t *assignment_json(const struct gm_request *r,
 			       const struct jb_plan *plan, long qi,
@@ -149,7 +66,7 @@ static json_t *assignment_json(const struct gm_request *r,
 		if (ids == NULL && (ids = json_array()) == NULL)
 			*bad = 1;
 		else
-			*bad |= jpush(ids, json_integer(r->jobs[j].job_id));
+			*bad |= ju_push(ids, json_integer(r->jobs[j].job_id));
 	}
 	if (ids == NULL || *bad) {
 		json_decref(ids);
@@ -158,12 +75,13 @@ static json_t *assignment_json(const struct gm_request *r,
 	json_t *o = json_object();
 	*bad |= o == NULL;
 	if (o != NULL) {
-		*bad |= jset(o, "queue", jstr(name));
-		*bad |= jset(o, "weight", isfinite(weight) ? json_real(weight)
-							   : json_null());
-		*bad |= jset(o, "status", jstr(jb_job_status_name(st)));
+		*bad |= ju_set(o, "queue", ju_str(name));
+		*bad |= ju_set(o, "weight",
+			       isfinite(weight) ? json_real(weight)
+						: json_null());
+		*bad |= ju_set(o, "status", ju_str(jb_job_status_name(st)));
 	}
-	if (o == NULL || jset(o, "jobIDs", ids)) {
+	if (o == NULL || ju_set(o, "jobIDs", ids)) {
 		*bad = 1;
 		json_decref(o);
 		if (o == NULL)
@@ -189,22 +107,23 @@ json_t *rpj_decision_json(const struct gm_request *r,
 	for (size_t b = 0; !bad && b < plan->nbest; b++) {
 		long qi = plan->best[b];
 		const char *name = cand_name(queues, d, (size_t)qi);
-		bad |= jpush(best, jstr(name));
+		bad |= ju_push(best, ju_str(name));
 		for (size_t s = 0; !bad && s < 2; s++) {
 			json_t *o = assignment_json(r, plan, qi, order[s], name,
 						    d->cands[qi].weight, &bad);
 			if (o != NULL)
-				bad |= jpush(asg, o);
+				bad |= ju_push(asg, o);
 		}
 	}
 	for (size_t j = 0; !bad && j < r->njobs; j++)
 		if (plan->job_queue[j] < 0)
-			bad |= jpush(un, json_integer(r->jobs[j].job_id));
+			bad |= ju_push(un, json_integer(r->jobs[j].job_id));
 	for (size_t i = 0; !bad && i < nqueues; i++)
-		bad |= jpush(cands, candidate_json(&d->cands[i],
-						   cand_name(queues, d, i)));
+		bad |= ju_push(cands,
+			       ju_candidate_json(&d->cands[i],
+						 cand_name(queues, d, i), 1));
 	for (size_t i = 0; !bad && i < d->nstages; i++)
-		bad |= jpush(stages, stage_json(&d->stages[i]));
+		bad |= ju_push(stages, ju_stage_json(&d->stages[i]));
 	if (bad) {
 		json_decref(root);
 		json_decref(best);
@@ -214,18 +133,19 @@ json_t *rpj_decision_json(const struct gm_request *r,
 		json_decref(stages);
 		return NULL;
 	}
-	bad |= jset(root, "taskID", json_integer(r->t.task_id));
-	bad |= jset(root, "nucleus", jstr(r->t.nucleus));
-	bad |= jset(root, "gshare", jstr(r->t.gshare));
-	bad |= jset(root, "decision", jstr(dec_outcome_name(d->outcome)));
+	bad |= ju_set(root, "taskID", json_integer(r->t.task_id));
+	bad |= ju_set(root, "nucleus", ju_str(r->t.nucleus));
+	bad |= ju_set(root, "gshare", ju_str(r->t.gshare));
+	bad |= ju_set(root, "decision", ju_str(dec_outcome_name(d->outcome)));
 	if (d->outcome == DEC_PENDING)
-		bad |= jset(root, "retryAfter", json_integer(d->retry_after_s));
-	bad |= jset(root, "note", d->note[0] ? jstr(d->note) : json_null());
-	bad |= jset(root, "best", best);
-	bad |= jset(root, "assignments", asg);
-	bad |= jset(root, "unassigned", un);
-	bad |= jset(root, "candidates", cands);
-	bad |= jset(root, "stages", stages);
+		bad |= ju_set(root, "retryAfter",
+			      json_integer(d->retry_after_s));
+	bad |= ju_set(root, "note", d->note[0] ? ju_str(d->note) : json_null());
+	bad |= ju_set(root, "best", best);
+	bad |= ju_set(root, "assignments", asg);
+	bad |= ju_set(root, "unassigned", un);
+	bad |= ju_set(root, "candidates", cands);
+	bad |= ju_set(root, "stages", stages);
 	if (bad) {
 		json_decref(root);
 		return NULL;
@@ -263,8 +183,9 @@ static const struct {
 
 json_t *rpj_detail_json(const struct gm_request *r,
 			const struct jb_queue *queues, size_t nqueues,
-			const struct dec_decision *d, const struct jb_plan *plan,
-			const struct jb_params *p, const struct jb_env *env)
+			const struct dec_decision *d,
+			const struct jb_plan *plan, const struct jb_params *p,
+			const struct jb_env *env)
 {
 	json_t *root = rpj_decision_json(r, queues, nqueues, d, plan);
 	if (root == NULL)
@@ -273,25 +194,26 @@ json_t *rpj_detail_json(const struct gm_request *r,
 	/* jset steals `o` even when it fails, so nothing leaks on error */
 	if (p != NULL) {
 		json_t *o = json_object();
-		bad = jset(root, "params", o);
+		bad = ju_set(root, "params", o);
 		for (size_t i = 0; !bad && i < sizeof(param_names) /
 							sizeof(param_names[0]);
 		     i++) {
 			double v;
 			memcpy(&v, (const char *)p + param_names[i].off,
 			       sizeof(v));
-			bad |= jset(o, param_names[i].name, jnum(v));
+			bad |= ju_set(o, param_names[i].name, jnum(v));
 		}
 		if (!bad)
-			bad = jset(o, "NW_ACTIVE", json_integer(p->nw_active));
+			bad = ju_set(o, "NW_ACTIVE",
+				     json_integer(p->nw_active));
 	}
 	if (env != NULL && !bad) {
 		json_t *o = json_object();
-		bad = jset(root, "env", o);
+		bad = ju_set(root, "env", o);
 		if (!bad)
-			bad = jset(o, "now", json_integer(env->now)) ||
-			      jset(o, "nucleusQueuedFiles",
-				   jnum(env->nucleus_queued_files));
+			bad = ju_set(o, "now", json_integer(env->now)) ||
+			      ju_set(o, "nucleusQueuedFiles",
+				     jnum(env->nucleus_queued_files));
 	}
 	if (bad) {
 		json_decref(root);
@@ -421,7 +343,8 @@ static void summary(const struct tctx *t)
 			if (cnt == 0)
 				continue;
 			fprintf(t->out, "  %-*.*s %-9s %5zu job%s: %s\n", t->w,
-				t->w, cand_name(t->queues, d, (size_t)p->best[b]),
+				t->w,
+				cand_name(t->queues, d, (size_t)p->best[b]),
 				jb_job_status_name(order[s]), cnt,
 				cnt == 1 ? " " : "s", buf);
 			any = 1;
@@ -441,7 +364,8 @@ static void summary(const struct tctx *t)
 			cand_name(t->queues, d, (size_t)d->chosen),
 			d->cands[d->chosen].weight);
 	else
-		fprintf(t->out, "decision: pending, %zu jobs retried after %d s\n",
+		fprintf(t->out,
+			"decision: pending, %zu jobs retried after %d s\n",
 			t->r->njobs, d->retry_after_s);
 }
 

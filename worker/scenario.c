@@ -22,7 +22,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +29,7 @@
 
 #include "codec.h"
 #include "gb_error.h"
+#include "jsonutil.h"
 
 #define SCN_MAX_FILE_BYTES (64L << 20) /* jansson needs ~10x this in memory */
 #define SCN_MAX_NUCLEI 10000
@@ -40,84 +40,8 @@
 #define SCN_MAX_STATUS 31
 #define SCN_PATH 192
 
-#if defined(__GNUC__)
-#define SCN_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define SCN_PRINTF(a, b)
-#endif
-
-struct pctx {
-	struct arena *a;
-	char *err;
-	size_t errlen;
-};
-
-static int scn_fail(const struct pctx *c, int rc, const char *path,
-		    const char *fmt, ...) SCN_PRINTF(4, 5);
-
-static int scn_fail(const struct pctx *c, int rc, const char *path,
-		    const char *fmt, ...)
-{
-	if (c->err == NULL || c->errlen == 0)
-		return rc;
-	int n = snprintf(c->err, c->errlen, "%s: ", path[0] ? path : "(root)");
-	if (n >= 0 && (size_t)n < c->errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
-/* A path cut short by its buffer ends in "..." rather than mid-name. */
-static void path_done(char *buf, size_t n, int w)
-{
-	if ((w < 0 || (size_t)w >= n) && n > 4)
-		memcpy(buf + n - 4, "...", 4);
-}
-
-static void path_key(char *buf, size_t n, const char *path, const char *key)
-{
-	path_done(buf, n,
-		  snprintf(buf, n, "%s%s%s", path, path[0] ? "." : "", key));
-}
-
-static void path_idx(char *buf, size_t n, const char *path, size_t i)
-{
-	path_done(buf, n, snprintf(buf, n, "%s[%zu]", path, i));
-}
-
-/* Dataset names contain dots and colons, so they are quoted. */
-static void path_qkey(char *buf, size_t n, const char *path, const char *key)
-{
-	path_done(buf, n, snprintf(buf, n, "%s[\"%s\"]", path, key));
-}
-
-static const char *jtype(const json_t *j)
-{
-	switch (json_typeof(j)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	case JSON_REAL:
-		return "real";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "unknown";
-}
-
 /* Refuse keys outside `allowed` (NULL-terminated). */
-static int check_keys(const struct pctx *c, json_t *obj, const char *path,
+static int check_keys(const struct ju_ctx *c, json_t *obj, const char *path,
 		      const char *const *allowed)
 {
 	const char *key;
@@ -128,8 +52,8 @@ static int check_keys(const struct pctx *c, json_t *obj, const char *path,
 			k++;
 		if (*k == NULL) {
 			char f[SCN_PATH];
-			path_key(f, sizeof(f), path, key);
-			return scn_fail(c, GB_EINVAL, f, "unknown field");
+			ju_path_key(f, sizeof(f), path, key);
+			return ju_fail(c, GB_EINVAL, f, "unknown field");
 		}
 	}
 	return GB_OK;
@@ -146,205 +70,141 @@ static json_t *field(json_t *obj, const char *key, int required)
 	return v;
 }
 
-static int f_num(const struct pctx *c, json_t *obj, const char *path,
+static int f_num(const struct ju_ctx *c, json_t *obj, const char *path,
 		 const char *key, int required, double min, double def,
 		 double *out)
 {
 	char f[SCN_PATH];
-	path_key(f, sizeof(f), path, key);
+	ju_path_key(f, sizeof(f), path, key);
 	json_t *v = field(obj, key, required);
 	if (v == NULL) {
 		if (required)
-			return scn_fail(c, GB_EMISSING, f, "missing");
+			return ju_fail(c, GB_EMISSING, f, "missing");
 		*out = def;
 		return GB_OK;
 	}
 	if (!json_is_number(v))
-		return scn_fail(c, GB_ETYPE, f, "expected a number, got %s",
-				jtype(v));
+		return ju_fail(c, GB_ETYPE, f, "expected a number, got %s",
+			       ju_type_name(v));
 	double x = json_number_value(v);
 	if (!isfinite(x))
-		return scn_fail(c, GB_ERANGE, f, "expected a finite number");
+		return ju_fail(c, GB_ERANGE, f, "expected a finite number");
 	if (x < min)
-		return scn_fail(c, GB_ERANGE, f,
-				"expected a number >= %g, got %g", min, x);
+		return ju_fail(c, GB_ERANGE, f,
+			       "expected a number >= %g, got %g", min, x);
 	*out = x;
 	return GB_OK;
 }
 
-static int f_int(const struct pctx *c, json_t *obj, const char *path,
+static int f_int(const struct ju_ctx *c, json_t *obj, const char *path,
 		 const char *key, int required, long long min, long long max,
 		 long long def, long long *out)
 {
 	char f[SCN_PATH];
-	path_key(f, sizeof(f), path, key);
+	ju_path_key(f, sizeof(f), path, key);
 	json_t *v = field(obj, key, required);
 	if (v == NULL) {
 		if (required)
-			return scn_fail(c, GB_EMISSING, f, "missing");
+			return ju_fail(c, GB_EMISSING, f, "missing");
 		*out = def;
 		return GB_OK;
 	}
 	if (!json_is_integer(v))
-		return scn_fail(c, GB_ETYPE, f, "expected integer, got %s",
-				jtype(v));
+		return ju_fail(c, GB_ETYPE, f, "expected integer, got %s",
+			       ju_type_name(v));
 	long long x = json_integer_value(v);
 	if (x < min || x > max) {
 		if (max == LLONG_MAX && min == 1)
-			return scn_fail(c, GB_ERANGE, f,
-					"expected a positive integer, got %lld",
-					x);
+			return ju_fail(c, GB_ERANGE, f,
+				       "expected a positive integer, got %lld",
+				       x);
 		if (max == LLONG_MAX || max == LONG_MAX)
-			return scn_fail(c, GB_ERANGE, f,
-					"expected an integer >= %lld, got %lld",
-					min, x);
-		return scn_fail(c, GB_ERANGE, f,
-				"expected an integer in [%lld, %lld], got %lld",
-				min, max, x);
+			return ju_fail(c, GB_ERANGE, f,
+				       "expected an integer >= %lld, got %lld",
+				       min, x);
+		return ju_fail(c, GB_ERANGE, f,
+			       "expected an integer in [%lld, %lld], got %lld",
+			       min, max, x);
 	}
 	*out = x;
 	return GB_OK;
 }
 
-static int f_bool(const struct pctx *c, json_t *obj, const char *path,
+static int f_bool(const struct ju_ctx *c, json_t *obj, const char *path,
 		  const char *key, int def, int *out)
 {
 	char f[SCN_PATH];
-	path_key(f, sizeof(f), path, key);
+	ju_path_key(f, sizeof(f), path, key);
 	json_t *v = field(obj, key, 0);
 	if (v == NULL) {
 		*out = def;
 		return GB_OK;
 	}
 	if (!json_is_boolean(v))
-		return scn_fail(c, GB_ETYPE, f, "expected boolean, got %s",
-				jtype(v));
+		return ju_fail(c, GB_ETYPE, f, "expected boolean, got %s",
+			       ju_type_name(v));
 	*out = json_is_true(v);
 	return GB_OK;
 }
 
-/* Check text against the codec's limits and copy it into the arena. */
-static int str_copy(const struct pctx *c, const char *s, size_t n,
-		    const char *f, int nonempty, const char **out)
-{
-	if (n > COD_MAX_STRING - 1)
-		return scn_fail(c, GB_ETOOBIG, f,
-				"string of %zu bytes exceeds the limit of %d",
-				n, COD_MAX_STRING - 1);
-	if (strlen(s) != n)
-		return scn_fail(c, GB_ERANGE, f, "string contains a NUL byte");
-	if (nonempty && n == 0)
-		return scn_fail(c, GB_ERANGE, f,
-				"expected a non-empty string");
-	char *copy = arena_strndup(c->a, s, n);
-	if (copy == NULL)
-		return scn_fail(c, GB_ENOMEM, f, "out of memory");
-	*out = copy;
-	return GB_OK;
-}
-
-static int str_value(const struct pctx *c, json_t *v, const char *f,
-		     int nonempty, const char **out)
-{
-	if (!json_is_string(v))
-		return scn_fail(c, GB_ETYPE, f, "expected string, got %s",
-				jtype(v));
-	return str_copy(c, json_string_value(v), json_string_length(v), f,
-			nonempty, out);
-}
-
-static int f_str(const struct pctx *c, json_t *obj, const char *path,
+static int f_str(const struct ju_ctx *c, json_t *obj, const char *path,
 		 const char *key, int required, int nonempty, const char **out)
 {
 	char f[SCN_PATH];
-	path_key(f, sizeof(f), path, key);
+	ju_path_key(f, sizeof(f), path, key);
 	json_t *v = field(obj, key, required);
 	if (v == NULL) {
 		if (required)
-			return scn_fail(c, GB_EMISSING, f, "missing");
+			return ju_fail(c, GB_EMISSING, f, "missing");
 		*out = NULL;
 		return GB_OK;
 	}
-	return str_value(c, v, f, nonempty, out);
+	return ju_str_value(c, v, f, nonempty, out);
 }
 
 /* Free text the engine ignores ("description", "$schema"): only its type is
 ** checked, and it is neither copied nor limited beyond the file's size. */
-static int f_text(const struct pctx *c, json_t *obj, const char *path,
+static int f_text(const struct ju_ctx *c, json_t *obj, const char *path,
 		  const char *key)
 {
 	json_t *v = json_object_get(obj, key);
 	if (v == NULL || json_is_string(v))
 		return GB_OK;
 	char f[SCN_PATH];
-	path_key(f, sizeof(f), path, key);
-	return scn_fail(c, GB_ETYPE, f, "expected string, got %s", jtype(v));
-}
-
-static int want_object(const struct pctx *c, json_t *v, const char *path)
-{
-	if (!json_is_object(v))
-		return scn_fail(c, GB_ETYPE, path, "expected object, got %s",
-				jtype(v));
-	return GB_OK;
-}
-
-static int want_array(const struct pctx *c, json_t *v, const char *path,
-		      size_t limit)
-{
-	if (!json_is_array(v))
-		return scn_fail(c, GB_ETYPE, path, "expected array, got %s",
-				jtype(v));
-	if (json_array_size(v) > limit)
-		return scn_fail(c, GB_ETOOBIG, path,
-				"array of %zu exceeds the limit of %zu",
-				json_array_size(v), limit);
-	return GB_OK;
+	ju_path_key(f, sizeof(f), path, key);
+	return ju_fail(c, GB_ETYPE, f, "expected string, got %s",
+		       ju_type_name(v));
 }
 
 /* ---- duplicates -------------------------------------------------------- */
-
-struct nameref {
-	const char *name;
-	size_t idx;
-};
-
-static int nameref_cmp(const void *x, const void *y)
-{
-	const struct nameref *a = x, *b = y;
-	int r = strcmp(a->name, b->name);
-	if (r)
-		return r;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
 
 /*
 ** names[i] at stride: report the later of two equal names as
 ** "<path>[i].<key>: duplicate <what> 'X' (also <path>[j])".
 */
-static int check_dups(const struct pctx *c, const void *base, size_t n,
+static int check_dups(const struct ju_ctx *c, const void *base, size_t n,
 		      size_t stride, const char *path, const char *key,
 		      const char *what)
 {
 	if (n < 2)
 		return GB_OK;
-	struct nameref *r = arena_alloc(c->a, n * sizeof(*r));
+	struct ju_nameref *r = arena_alloc(c->a, n * sizeof(*r));
 	if (r == NULL)
-		return scn_fail(c, GB_ENOMEM, path, "out of memory");
+		return ju_fail(c, GB_ENOMEM, path, "out of memory");
 	for (size_t i = 0; i < n; i++)
-		r[i] = (struct nameref){
+		r[i] = (struct ju_nameref){
 			*(const char *const *)((const char *)base + i * stride),
 			i};
-	qsort(r, n, sizeof(*r), nameref_cmp);
+	qsort(r, n, sizeof(*r), ju_nameref_cmp);
 	for (size_t i = 1; i < n; i++) {
 		if (strcmp(r[i - 1].name, r[i].name) == 0) {
 			char f[SCN_PATH];
 			char e[SCN_PATH];
-			path_idx(e, sizeof(e), path, r[i].idx);
-			path_key(f, sizeof(f), e, key);
-			return scn_fail(c, GB_EDUP, f,
-					"duplicate %s '%s' (also %s[%zu])",
-					what, r[i].name, path, r[i - 1].idx);
+			ju_path_idx(e, sizeof(e), path, r[i].idx);
+			ju_path_key(f, sizeof(f), e, key);
+			return ju_fail(c, GB_EDUP, f,
+				       "duplicate %s '%s' (also %s[%zu])", what,
+				       r[i].name, path, r[i - 1].idx);
 		}
 	}
 	return GB_OK;
@@ -356,10 +216,10 @@ static const char *const storage_keys[] = {
 	"name", "spaceFree", "spaceExpired", "spaceTotal", "tape",
 	"blacklisted", NULL};
 
-static int parse_storage(const struct pctx *c, json_t *o, const char *path,
+static int parse_storage(const struct ju_ctx *c, json_t *o, const char *path,
 			 struct tb_storage *s)
 {
-	int rc = want_object(c, o, path);
+	int rc = ju_want_object(c, o, path);
 	if (rc == GB_OK)
 		rc = check_keys(c, o, path, storage_keys);
 	if (rc == GB_OK)
@@ -378,37 +238,37 @@ static int parse_storage(const struct pctx *c, json_t *o, const char *path,
 	return rc;
 }
 
-static int parse_local(const struct pctx *c, json_t *o, const char *path,
+static int parse_local(const struct ju_ctx *c, json_t *o, const char *path,
 		       struct tb_nucleus *nu)
 {
 	nu->local = NULL;
 	nu->nlocal = 0;
 	if (o == NULL || json_is_null(o))
 		return GB_OK;
-	int rc = want_object(c, o, path);
+	int rc = ju_want_object(c, o, path);
 	if (rc != GB_OK)
 		return rc;
 	size_t n = json_object_size(o);
 	if (n > SCN_MAX_LOCAL)
-		return scn_fail(c, GB_ETOOBIG, path,
-				"%zu datasets exceed the limit of %d", n,
-				SCN_MAX_LOCAL);
+		return ju_fail(c, GB_ETOOBIG, path,
+			       "%zu datasets exceed the limit of %d", n,
+			       SCN_MAX_LOCAL);
 	if (n == 0)
 		return GB_OK;
 	struct tb_replica *r = arena_alloc(c->a, n * sizeof(*r));
 	if (r == NULL)
-		return scn_fail(c, GB_ENOMEM, path, "out of memory");
+		return ju_fail(c, GB_ENOMEM, path, "out of memory");
 	static const char *const keys[] = {"size", "files", NULL};
 	size_t i = 0;
 	const char *name;
 	json_t *v;
 	json_object_foreach(o, name, v) {
 		char p[SCN_PATH];
-		path_qkey(p, sizeof(p), path, name);
+		ju_path_qkey(p, sizeof(p), path, name);
 		long long files = 0;
-		rc = str_copy(c, name, strlen(name), p, 1, &r[i].dataset);
+		rc = ju_str_copy(c, name, strlen(name), p, 1, &r[i].dataset);
 		if (rc == GB_OK)
-			rc = want_object(c, v, p);
+			rc = ju_want_object(c, v, p);
 		if (rc == GB_OK)
 			rc = check_keys(c, v, p, keys);
 		if (rc == GB_OK)
@@ -446,11 +306,11 @@ static const char *const nucleus_keys[] = {
 	"name", "status", "bareNucleus", "transferBacklog", "RW",
 	"storages", "local", NULL};
 
-static int parse_nucleus(const struct pctx *c, json_t *o, const char *path,
+static int parse_nucleus(const struct ju_ctx *c, json_t *o, const char *path,
 			 struct tb_nucleus *nu)
 {
 	char f[SCN_PATH];
-	int rc = want_object(c, o, path);
+	int rc = ju_want_object(c, o, path);
 	if (rc == GB_OK)
 		rc = check_keys(c, o, path, nucleus_keys);
 	if (rc == GB_OK)
@@ -458,11 +318,11 @@ static int parse_nucleus(const struct pctx *c, json_t *o, const char *path,
 	if (rc == GB_OK)
 		rc = f_str(c, o, path, "status", 1, 1, &nu->status);
 	if (rc == GB_OK && !status_word_ok(nu->status)) {
-		path_key(f, sizeof(f), path, "status");
-		return scn_fail(c, GB_ERANGE, f,
-				"expected a status word such as ACTIVE or "
-				"OFFLINE, got '%s'",
-				nu->status);
+		ju_path_key(f, sizeof(f), path, "status");
+		return ju_fail(c, GB_ERANGE, f,
+			       "expected a status word such as ACTIVE or "
+			       "OFFLINE, got '%s'",
+			       nu->status);
 	}
 	const char *bare = NULL;
 	if (rc == GB_OK)
@@ -470,11 +330,11 @@ static int parse_nucleus(const struct pctx *c, json_t *o, const char *path,
 	if (rc == GB_OK) {
 		int b = tb_bare_parse(bare);
 		if (b < 0) {
-			path_key(f, sizeof(f), path, "bareNucleus");
-			return scn_fail(c, GB_ERANGE, f,
-					"unknown value '%s' (expected \"\", "
-					"\"only\" or \"allow\")",
-					bare);
+			ju_path_key(f, sizeof(f), path, "bareNucleus");
+			return ju_fail(c, GB_ERANGE, f,
+				       "unknown value '%s' (expected \"\", "
+				       "\"only\" or \"allow\")",
+				       bare);
 		}
 		nu->bare = (enum tb_bare)b;
 	}
@@ -488,11 +348,11 @@ static int parse_nucleus(const struct pctx *c, json_t *o, const char *path,
 	if (rc != GB_OK)
 		return rc;
 
-	path_key(f, sizeof(f), path, "storages");
+	ju_path_key(f, sizeof(f), path, "storages");
 	json_t *st = json_object_get(o, "storages");
 	if (st == NULL)
-		return scn_fail(c, GB_EMISSING, f, "missing");
-	rc = want_array(c, st, f, SCN_MAX_STORAGES);
+		return ju_fail(c, GB_EMISSING, f, "missing");
+	rc = ju_want_array(c, st, f, SCN_MAX_STORAGES);
 	if (rc != GB_OK)
 		return rc;
 	size_t ns = json_array_size(st);
@@ -500,11 +360,11 @@ static int parse_nucleus(const struct pctx *c, json_t *o, const char *path,
 	if (ns) {
 		s = arena_alloc(c->a, ns * sizeof(*s));
 		if (s == NULL)
-			return scn_fail(c, GB_ENOMEM, f, "out of memory");
+			return ju_fail(c, GB_ENOMEM, f, "out of memory");
 	}
 	for (size_t i = 0; i < ns; i++) {
 		char p[SCN_PATH];
-		path_idx(p, sizeof(p), f, i);
+		ju_path_idx(p, sizeof(p), f, i);
 		rc = parse_storage(c, json_array_get(st, i), p, &s[i]);
 		if (rc != GB_OK)
 			return rc;
@@ -512,7 +372,7 @@ static int parse_nucleus(const struct pctx *c, json_t *o, const char *path,
 	nu->storages = s;
 	nu->nstorages = ns;
 
-	path_key(f, sizeof(f), path, "local");
+	ju_path_key(f, sizeof(f), path, "local");
 	return parse_local(c, json_object_get(o, "local"), f, nu);
 }
 
@@ -520,14 +380,14 @@ int scn_parse_nuclei(json_t *arr, const char *path, struct arena *a,
 		     struct tb_nucleus **out, size_t *n, char *err,
 		     size_t errlen)
 {
-	struct pctx c = {a, err, errlen};
+	struct ju_ctx c = {.a = a, .err = err, .errlen = errlen};
 	if (out == NULL || n == NULL || a == NULL || path == NULL)
-		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
 	*out = NULL;
 	*n = 0;
 	if (arr == NULL)
-		return scn_fail(&c, GB_EMISSING, path, "missing");
-	int rc = want_array(&c, arr, path, SCN_MAX_NUCLEI);
+		return ju_fail(&c, GB_EMISSING, path, "missing");
+	int rc = ju_want_array(&c, arr, path, SCN_MAX_NUCLEI);
 	if (rc != GB_OK)
 		return rc;
 	size_t cnt = json_array_size(arr);
@@ -535,10 +395,10 @@ int scn_parse_nuclei(json_t *arr, const char *path, struct arena *a,
 		return GB_OK;
 	struct tb_nucleus *nu = arena_alloc(a, cnt * sizeof(*nu));
 	if (nu == NULL)
-		return scn_fail(&c, GB_ENOMEM, path, "out of memory");
+		return ju_fail(&c, GB_ENOMEM, path, "out of memory");
 	for (size_t i = 0; i < cnt; i++) {
 		char p[SCN_PATH];
-		path_idx(p, sizeof(p), path, i);
+		ju_path_idx(p, sizeof(p), path, i);
 		rc = parse_nucleus(&c, json_array_get(arr, i), p, &nu[i]);
 		if (rc != GB_OK)
 			return rc;
@@ -557,11 +417,11 @@ int scn_parse_nuclei(json_t *arr, const char *path, struct arena *a,
 static const char *const dataset_keys[] = {"name", "primary", "size",
 					   "files", "onTape", NULL};
 
-static int parse_dataset(const struct pctx *c, json_t *o, const char *path,
+static int parse_dataset(const struct ju_ctx *c, json_t *o, const char *path,
 			 struct tb_dataset *d)
 {
 	long long files = 0;
-	int rc = want_object(c, o, path);
+	int rc = ju_want_object(c, o, path);
 	if (rc == GB_OK)
 		rc = check_keys(c, o, path, dataset_keys);
 	if (rc == GB_OK)
@@ -588,17 +448,17 @@ static const char *const task_keys[] = {
 int scn_parse_task(json_t *obj, const char *path, struct arena *a,
 		   struct tb_task *out, char *err, size_t errlen)
 {
-	struct pctx c = {a, err, errlen};
+	struct ju_ctx c = {.a = a, .err = err, .errlen = errlen};
 	if (out == NULL || a == NULL || path == NULL)
-		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
 	memset(out, 0, sizeof(*out));
 	if (obj == NULL)
-		return scn_fail(&c, GB_EMISSING, path, "missing");
+		return ju_fail(&c, GB_EMISSING, path, "missing");
 	struct tb_task t;
 	memset(&t, 0, sizeof(t));
 	long long prio = 0;
 	const char *fc = NULL;
-	int rc = want_object(&c, obj, path);
+	int rc = ju_want_object(&c, obj, path);
 	if (rc == GB_OK)
 		rc = check_keys(&c, obj, path, task_keys);
 	if (rc == GB_OK)
@@ -630,11 +490,11 @@ int scn_parse_task(json_t *obj, const char *path, struct arena *a,
 		int v = tb_fullchain_parse(fc);
 		if (v < 0) {
 			char f[SCN_PATH];
-			path_key(f, sizeof(f), path, "fullChain");
-			return scn_fail(&c, GB_ERANGE, f,
-					"unknown value '%s' (expected null, "
-					"\"only\", \"require\" or \"capable\")",
-					fc);
+			ju_path_key(f, sizeof(f), path, "fullChain");
+			return ju_fail(&c, GB_ERANGE, f,
+				       "unknown value '%s' (expected null, "
+				       "\"only\", \"require\" or \"capable\")",
+				       fc);
 		}
 		t.full_chain = (enum tb_fullchain)v;
 	}
@@ -648,11 +508,11 @@ int scn_parse_task(json_t *obj, const char *path, struct arena *a,
 		return rc;
 
 	char f[SCN_PATH];
-	path_key(f, sizeof(f), path, "inputDatasets");
+	ju_path_key(f, sizeof(f), path, "inputDatasets");
 	json_t *arr = json_object_get(obj, "inputDatasets");
 	if (arr == NULL)
-		return scn_fail(&c, GB_EMISSING, f, "missing");
-	rc = want_array(&c, arr, f, COD_MAX_DATASETS);
+		return ju_fail(&c, GB_EMISSING, f, "missing");
+	rc = ju_want_array(&c, arr, f, COD_MAX_DATASETS);
 	if (rc != GB_OK)
 		return rc;
 	size_t n = json_array_size(arr);
@@ -660,11 +520,11 @@ int scn_parse_task(json_t *obj, const char *path, struct arena *a,
 	if (n) {
 		ds = arena_alloc(a, n * sizeof(*ds));
 		if (ds == NULL)
-			return scn_fail(&c, GB_ENOMEM, f, "out of memory");
+			return ju_fail(&c, GB_ENOMEM, f, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		char p[SCN_PATH];
-		path_idx(p, sizeof(p), f, i);
+		ju_path_idx(p, sizeof(p), f, i);
 		rc = parse_dataset(&c, json_array_get(arr, i), p, &ds[i]);
 		if (rc != GB_OK)
 			return rc;
@@ -684,67 +544,68 @@ int scn_parse_task(json_t *obj, const char *path, struct arena *a,
 int scn_parse_params(json_t *obj, const char *path, struct arena *a,
 		     struct prm_kv **out, size_t *n, char *err, size_t errlen)
 {
-	struct pctx c = {a, err, errlen};
+	struct ju_ctx c = {.a = a, .err = err, .errlen = errlen};
 	if (out == NULL || n == NULL || a == NULL || path == NULL)
-		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
 	*out = NULL;
 	*n = 0;
 	if (obj == NULL || json_is_null(obj))
 		return GB_OK;
-	int rc = want_object(&c, obj, path);
+	int rc = ju_want_object(&c, obj, path);
 	if (rc != GB_OK)
 		return rc;
 	size_t cnt = json_object_size(obj);
 	if (cnt > SCN_MAX_PARAMS)
-		return scn_fail(&c, GB_ETOOBIG, path,
-				"%zu parameters exceed the limit of %d", cnt,
-				SCN_MAX_PARAMS);
+		return ju_fail(&c, GB_ETOOBIG, path,
+			       "%zu parameters exceed the limit of %d", cnt,
+			       SCN_MAX_PARAMS);
 	if (cnt == 0)
 		return GB_OK;
 	struct prm_kv *kv = arena_alloc(a, cnt * sizeof(*kv));
 	if (kv == NULL)
-		return scn_fail(&c, GB_ENOMEM, path, "out of memory");
+		return ju_fail(&c, GB_ENOMEM, path, "out of memory");
 	size_t i = 0;
 	const char *name;
 	json_t *v;
 	json_object_foreach(obj, name, v) {
 		char f[SCN_PATH];
-		path_key(f, sizeof(f), path, name);
+		ju_path_key(f, sizeof(f), path, name);
 		if (strlen(name) > SCN_MAX_PARAM_NAME)
-			return scn_fail(&c, GB_ETOOBIG, f,
-					"parameter name longer than %d",
-					SCN_MAX_PARAM_NAME);
+			return ju_fail(&c, GB_ETOOBIG, f,
+				       "parameter name longer than %d",
+				       SCN_MAX_PARAM_NAME);
 		const struct prm_def *def = prm_find(name);
 		if (def == NULL)
-			return scn_fail(&c, GB_ENOTFOUND, f,
-					"unknown parameter");
+			return ju_fail(&c, GB_ENOTFOUND, f,
+				       "unknown parameter");
 		double value;
 		if (json_is_null(v)) {
 			value = NAN; /* "unset", allowed where the default is */
 		} else if (json_is_number(v)) {
 			value = json_number_value(v);
 		} else {
-			return scn_fail(&c, GB_ETYPE, f,
-					"expected a number, got %s", jtype(v));
+			return ju_fail(&c, GB_ETYPE, f,
+				       "expected a number, got %s",
+				       ju_type_name(v));
 		}
 		if (prm_check(name, value) != GB_OK) {
 			if (isnan(value))
-				return scn_fail(&c, GB_ERANGE, f,
-						"null (unset) is not allowed; "
-						"the default is %g %s",
-						def->def, def->unit);
+				return ju_fail(&c, GB_ERANGE, f,
+					       "null (unset) is not allowed; "
+					       "the default is %g %s",
+					       def->def, def->unit);
 			if (def->flags & PRM_BOOL)
-				return scn_fail(&c, GB_ERANGE, f,
-						"expected 0 or 1, got %g",
-						value);
-			return scn_fail(&c, GB_ERANGE, f,
-					"%g is out of range [%g, %g]%s%s",
-					value, def->min, def->max,
-					def->unit[0] ? " " : "", def->unit);
+				return ju_fail(&c, GB_ERANGE, f,
+					       "expected 0 or 1, got %g",
+					       value);
+			return ju_fail(&c, GB_ERANGE, f,
+				       "%g is out of range [%g, %g]%s%s", value,
+				       def->min, def->max,
+				       def->unit[0] ? " " : "", def->unit);
 		}
 		kv[i].name = arena_strdup(a, name);
 		if (kv[i].name == NULL)
-			return scn_fail(&c, GB_ENOMEM, f, "out of memory");
+			return ju_fail(&c, GB_ENOMEM, f, "out of memory");
 		kv[i].value = value;
 		i++;
 	}
@@ -763,13 +624,13 @@ int scn_parse_task_scenario(json_t *root, struct arena *a,
 			    struct scn_task_scenario *out, char *err,
 			    size_t errlen)
 {
-	struct pctx c = {a, err, errlen};
+	struct ju_ctx c = {.a = a, .err = err, .errlen = errlen};
 	if (out == NULL || a == NULL)
-		return scn_fail(&c, GB_EINVAL, "", "invalid arguments");
+		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
 	memset(out, 0, sizeof(*out));
 	if (root == NULL)
-		return scn_fail(&c, GB_EMISSING, "", "no scenario");
-	int rc = want_object(&c, root, "");
+		return ju_fail(&c, GB_EMISSING, "", "no scenario");
+	int rc = ju_want_object(&c, root, "");
 	if (rc == GB_OK)
 		rc = check_keys(&c, root, "", scenario_keys);
 	if (rc == GB_OK)
@@ -780,10 +641,10 @@ int scn_parse_task_scenario(json_t *root, struct arena *a,
 	if (rc == GB_OK)
 		rc = f_str(&c, root, "", "now", 1, 1, &now);
 	if (rc == GB_OK && scn_time_parse(now, &out->now) != GB_OK)
-		return scn_fail(&c, GB_ERANGE, "now",
-				"expected an RFC 3339 time such as "
-				"2024-05-14T08:30:00Z, got '%s'",
-				now);
+		return ju_fail(&c, GB_ERANGE, "now",
+			       "expected an RFC 3339 time such as "
+			       "2024-05-14T08:30:00Z, got '%s'",
+			       now);
 	long long seed = 0;
 	if (rc == GB_OK)
 		rc = f_int(&c, root, "", "seed", 1, 0, LLONG_MAX, 0, &seed);

@@ -1,0 +1,443 @@
+/*
+** scenario_jobs_grid.c — the grid half of the job-brokerage JSON: published
+** software (RC-01 dictionaries), queues with their storage and per-gshare
+** counts, site -> nucleus links and file replicas, as grid files and as the
+** state part of a job scenario (scj_parse_grid, scj_parse_sw,
+** scj_parse_sw_text; declared in scenario_jobs.h).
+**
+** Strict like scenario.c, for the same reason: these files are written by
+** people, and a typo such as "maxrs" must not silently take a default and
+** answer a different what-if. The flat records are tables of jsonutil.h
+** rows (type, range and default of a field in one place; the same rows
+** give the allowed keys), nested arrays and maps go through
+** ju_parse_items, and only the odd shapes (releases as a word or a list,
+** architectures) are by hand. Job requests, whole scenarios and scj_run are
+** in scenario_jobs.c; the split keeps each file readable, not a boundary
+** callers see.
+**
+** Limits (SCJ_MAX_* in the header, COD_MAX_STRING from the codec) bound
+** every array and string, so a file cannot make the parser allocate without
+** bound beyond the arena's cap.
+*/
+#include "scenario_jobs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "gb_error.h"
+#include "jsonutil.h"
+
+#define SCJ_MAX_AGE_S 1e10 /* ~300 years: an age beyond this is a typo */
+
+/* JU_K_ENUM writes an int into enum members. */
+_Static_assert(sizeof(enum jb_es) == sizeof(int), "enum size");
+
+/* ---- published software (RC-01) --------------------------------------- */
+
+#define H struct rc_hw
+static const struct ju_fld cpu_flds[] = {
+	JU_LIST("arch", H, arch, narch, 0, SCJ_MAX_SW_LIST),
+	JU_LIST("vendor", H, vendor, nvendor, 0, SCJ_MAX_SW_LIST),
+	JU_LIST("instr", H, instr, ninstr, 0, SCJ_MAX_SW_LIST),
+	JU_FLD_END,
+};
+static const struct ju_fld gpu_flds[] = {
+	JU_LIST("vendor", H, vendor, nvendor, 0, SCJ_MAX_SW_LIST),
+	JU_LIST("model", H, model, nmodel, 0, SCJ_MAX_SW_LIST),
+	JU_FLD_END,
+};
+#undef H
+static const char *const hw_types[] = {"cpu", "gpu", NULL};
+static const struct ju_fld hw_type = {
+	.key = "type", .kind = JU_K_ENUM, .flags = JU_F_REQ, .words = hw_types};
+static const char *const hw_extra[] = {"type", NULL};
+
+/* "architectures": at most one cpu and one gpu dictionary (RC-03). */
+static int parse_arches(const struct ju_ctx *c, json_t *arr, const char *path,
+			struct rc_sw *sw)
+{
+	if (arr == NULL || json_is_null(arr))
+		return GB_OK;
+	int rc = ju_want_array(c, arr, path, 8);
+	for (size_t i = 0; rc == GB_OK && i < json_array_size(arr); i++) {
+		char p[JU_PATH];
+		ju_path_idx(p, sizeof(p), path, i);
+		json_t *o = json_array_get(arr, i);
+		int gpu = 0;
+		rc = ju_want_object(c, o, p);
+		if (rc == GB_OK)
+			rc = ju_fld_parse(c, o, p, &hw_type, &gpu);
+		if (rc == GB_OK && (gpu ? sw->gpu : sw->cpu) != NULL)
+			return ju_fail(c, GB_EDUP, p,
+				       "a second \"%s\" dictionary",
+				       hw_types[gpu]);
+		struct rc_hw *hw =
+			rc == GB_OK ? ju_alloc_n(c, 1, sizeof(*hw)) : NULL;
+		if (rc == GB_OK && hw == NULL)
+			return ju_fail(c, GB_ENOMEM, p, "out of memory");
+		if (rc == GB_OK)
+			rc = ju_parse_record(c, o, p, gpu ? gpu_flds : cpu_flds,
+					     hw_extra, hw);
+		*(gpu ? &sw->gpu : &sw->cpu) = hw;
+	}
+	return rc;
+}
+
+#define T struct rc_tag
+static const struct ju_fld tag_flds[] = {
+	JU_STR("cmtconfig", T, cmtconfig, 0, ""),
+	JU_STR("container_name", T, container_name, 0, ""),
+	JU_STR("project", T, project, 0, ""),
+	JU_STR("release", T, release, 0, ""),
+	JU_LIST("sources", T, sources, nsources, 0, SCJ_MAX_SOURCES),
+	JU_TEXT("tag"),
+	JU_FLD_END,
+};
+#undef T
+
+static int tag_item(const struct ju_ctx *c, json_t *v, const char *path,
+		    const char *key, void *elem)
+{
+	(void)key;
+	return ju_parse_record(c, v, path, tag_flds, NULL, elem);
+}
+
+#define S struct rc_sw
+static const struct ju_fld sw_flds[] = {
+	JU_LIST("cmtconfigs", S, cmtconfigs, ncmtconfigs, 0, SCJ_MAX_SW_LIST),
+	JU_LIST("containers", S, containers, ncontainers, 0, SCJ_MAX_SW_LIST),
+	JU_LIST("cvmfs", S, cvmfs, ncvmfs, 0, SCJ_MAX_SW_LIST),
+	JU_FLD_END,
+};
+#undef S
+static const char *const sw_extra[] = {"architectures", "tags", NULL};
+
+int scj_parse_sw(json_t *obj, const char *path, struct arena *a,
+		 struct rc_sw *out, char *err, size_t errlen)
+{
+	struct ju_ctx c = {a, err, errlen, 0, 0};
+	if (out == NULL || a == NULL || path == NULL)
+		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
+	memset(out, 0, sizeof(*out));
+	char f[JU_PATH], g[JU_PATH];
+	ju_path_key(f, sizeof(f), path, "architectures");
+	ju_path_key(g, sizeof(g), path, "tags");
+	void *tags = NULL;
+	int rc = ju_parse_record(&c, obj, path, sw_flds, sw_extra, out);
+	if (rc == GB_OK)
+		rc = parse_arches(&c, json_object_get(obj, "architectures"), f,
+				  out);
+	if (rc == GB_OK)
+		rc = ju_parse_items(&c, json_object_get(obj, "tags"), g, 0,
+				    SCJ_MAX_TAGS, sizeof(struct rc_tag),
+				    tag_item, &tags, &out->ntags);
+	out->tags = tags;
+	return rc;
+}
+
+int scj_parse_sw_text(const char *json, const char *path, struct arena *a,
+		      struct rc_sw *out, char *err, size_t errlen)
+{
+	struct ju_ctx c = {a, err, errlen, 0, 0};
+	if (json == NULL || path == NULL || a == NULL || out == NULL)
+		return ju_fail(&c, GB_EINVAL, path ? path : "",
+			       "invalid arguments");
+	memset(out, 0, sizeof(*out));
+	json_error_t je;
+	json_t *root = json_loads(json, JSON_REJECT_DUPLICATES, &je);
+	if (root == NULL)
+		return ju_fail(&c, GB_EDECODE, path,
+			       "invalid JSON at %d:%d: %s", je.line, je.column,
+			       je.text);
+	int rc = scj_parse_sw(root, path, a, out, err, errlen);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- queues ----------------------------------------------------------- */
+
+static const char *const status_words[] = {"online", "offline", "brokeroff",
+					   "test", "standby", "paused", NULL};
+/* In the order of enum jb_es. */
+static const char *const es_words[] = {"none", "allowed", "only", NULL};
+
+#define Q struct jb_queue
+static const struct ju_fld queue_flds[] = {
+	JU_STR("name", Q, name, JU_F_REQ | JU_F_NONEMPTY, NULL),
+	JU_WORD("status", Q, status, JU_F_REQ, status_words),
+	JU_STR("site", Q, site, JU_F_REQ | JU_F_NONEMPTY, NULL),
+	JU_STR("nucleus", Q, nucleus, 0, ""),
+	JU_LNG("coreCount", Q, core_count, 0, 1e6, 1),
+	JU_NUMF("corepower", Q, corepower, JU_F_POS, 0, INFINITY, 10),
+	JU_NUM("minrss", Q, min_rss_per_core, 0, INFINITY, 0),
+	JU_NUM("maxrss", Q, max_rss_per_core, 0, INFINITY, 0),
+	JU_NUM("maxwdir", Q, maxwdir, 0, INFINITY, 0),
+	JU_NUM("mintime", Q, mintime, 0, INFINITY, 0),
+	JU_NUM("maxtime", Q, maxtime, 0, INFINITY, 0),
+	JU_BOOL("directAccess", Q, direct_access),
+	JU_STRCHK("wnconnectivity", Q, wnconnectivity, 0, "", ju_ipconn_ok,
+		  JU_IPCONN_EXPECT),
+	JU_NUMNULL("maxDiskIO", Q, max_diskio, 0, INFINITY),
+	JU_NUM("diskIOAvg", Q, diskio_avg, 0, INFINITY, 0),
+	JU_STR("fairsharepolicy", Q, fairsharepolicy, 0, ""),
+	JU_ENUM("eventService", Q, es, es_words),
+	JU_BOOL("dynamicNEvents", Q, dynamic_nevents),
+	JU_NUM("transferringLimit", Q, transferring_limit, 0, INFINITY, 0),
+	JU_LNG("numSlots", Q, num_slots, -1, 1e9, -1),
+	JU_AGE("lastPilotAge", Q, last_pilot, SCJ_MAX_AGE_S),
+	JU_AGE("lastStartAge", Q, last_start, SCJ_MAX_AGE_S),
+	JU_TEXT("description"),
+	JU_FLD_END,
+};
+static const char *const queue_extra[] = {"releases", "storage", "jobs",
+					  NULL};
+/* The storage object's fields live in the queue (jb_queue.storage*). */
+static const struct ju_fld storage_flds[] = {
+	JU_STR("name", Q, storage, JU_F_REQ | JU_F_NONEMPTY, NULL),
+	JU_NUMF("spaceFree", Q, storage_free, JU_F_REQ, 0, INFINITY, 0),
+	JU_BOOL("blacklisted", Q, storage_blacklisted),
+	JU_FLD_END,
+};
+#undef Q
+
+#define K struct jb_counts
+static const struct ju_fld counts_flds[] = {
+	JU_NUM("running", K, running, 0, INFINITY, 0),
+	JU_NUM("defined", K, defined, 0, INFINITY, 0),
+	JU_NUM("assigned", K, assigned, 0, INFINITY, 0),
+	JU_NUM("activated", K, activated, 0, INFINITY, 0),
+	JU_NUM("starting", K, starting, 0, INFINITY, 0),
+	JU_NUM("transferring", K, transferring, 0, INFINITY, 0),
+	JU_NUM("nBatchJob", K, nbatchjob, 0, INFINITY, 0),
+	JU_FLD_END,
+};
+#undef K
+
+/* PJ-14: "ANY", "AUTO" or a list of release names. */
+static int parse_releases(const struct ju_ctx *c, json_t *o, const char *path,
+			  struct jb_queue *q)
+{
+	char f[JU_PATH];
+	ju_path_key(f, sizeof(f), path, "releases");
+	json_t *v = json_object_get(o, "releases");
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	q->releases = JB_REL_ANY;
+	if (json_is_array(v)) {
+		q->releases = JB_REL_LIST;
+		return ju_str_list(c, v, f, SCJ_MAX_RELEASES, 1,
+				   &q->release_list, &q->nrelease_list);
+	}
+	if (v == NULL || json_is_null(v) || (s && strcmp(s, "ANY") == 0))
+		return GB_OK;
+	if (s && strcmp(s, "AUTO") == 0) {
+		q->releases = JB_REL_AUTO;
+		return GB_OK;
+	}
+	if (s)
+		return ju_fail(
+			c, GB_ERANGE, f,
+			"expected \"ANY\", \"AUTO\" or a list of releases, "
+			"got '%.64s'",
+			s);
+	return ju_fail(c, GB_ETYPE, f, "expected string or array, got %s",
+		       ju_type_name(v));
+}
+
+/* "jobs": one gshare's counts (PJ-24, PJ-28..PJ-34). */
+static int counts_item(const struct ju_ctx *c, json_t *v, const char *path,
+		       const char *key, void *elem)
+{
+	struct gm_counts *k = elem;
+	int rc = ju_str_copy(c, key, strlen(key), path, 1, &k->gshare);
+	return rc == GB_OK
+		       ? ju_parse_record(c, v, path, counts_flds, NULL, &k->k)
+		       : rc;
+}
+
+static int queue_item(const struct ju_ctx *c, json_t *o, const char *path,
+		      const char *key, void *elem)
+{
+	struct gm_queue *gq = elem;
+	(void)key;
+	char f[JU_PATH], g[JU_PATH];
+	ju_path_key(f, sizeof(f), path, "storage");
+	ju_path_key(g, sizeof(g), path, "jobs");
+	void *counts = NULL;
+	int rc = ju_parse_record(c, o, path, queue_flds, queue_extra, &gq->q);
+	json_t *st = rc == GB_OK ? json_object_get(o, "storage") : NULL;
+	if (rc == GB_OK)
+		rc = parse_releases(c, o, path, &gq->q);
+	if (rc == GB_OK && st == NULL)
+		return ju_fail(c, GB_EMISSING, f, "missing");
+	if (rc == GB_OK)
+		rc = ju_parse_record(c, st, f, storage_flds, NULL, &gq->q);
+	if (rc == GB_OK)
+		rc = ju_parse_items(c, json_object_get(o, "jobs"), g, 1,
+				    SCJ_MAX_GSHARES, sizeof(struct gm_counts),
+				    counts_item, &counts, &gq->ncounts);
+	gq->counts = counts;
+	return rc;
+}
+
+/* ---- links and replicas ------------------------------------------------ */
+
+#define L struct gm_link
+static const struct ju_fld link_flds[] = {
+	JU_STR("site", L, site, JU_F_REQ | JU_F_NONEMPTY, NULL),
+	JU_STR("nucleus", L, nucleus, JU_F_REQ | JU_F_NONEMPTY, NULL),
+	JU_BOOL("blocked", L, blocked),
+	JU_NUM("queuedFiles", L, l.queued_files, 0, INFINITY, 0),
+	JU_NUMNULL("mbps1h", L, l.mbps_1h, 0, INFINITY),
+	JU_NUMNULL("mbps1d", L, l.mbps_1d, 0, INFINITY),
+	JU_NUMNULL("mbps1w", L, l.mbps_1w, 0, INFINITY),
+	JU_NUMNULL("closeness", L, l.closeness, -1, 11),
+	JU_FLD_END,
+};
+#undef L
+
+static int link_item(const struct ju_ctx *c, json_t *v, const char *path,
+		     const char *key, void *elem)
+{
+	struct gm_link *l = elem;
+	(void)key;
+	int rc = ju_parse_record(c, v, path, link_flds, NULL, l);
+	if (rc == GB_OK && l->l.closeness > -1 && l->l.closeness < 0) {
+		char f[JU_PATH];
+		ju_path_key(f, sizeof(f), path, "closeness");
+		return ju_fail(c, GB_ERANGE, f,
+			       "expected -1 (blocked) or a number in [0, 11], "
+			       "got %g",
+			       l->l.closeness);
+	}
+	return rc;
+}
+
+/* One pair per link: "site -> nucleus" names make the duplicate check. */
+static int link_dups(const struct ju_ctx *c, const struct gm_link *l, size_t n)
+{
+	struct ju_nameref *names = n ? ju_alloc_n(c, n, sizeof(*names)) : NULL;
+	if (n && names == NULL)
+		return ju_fail(c, GB_ENOMEM, "links", "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		char key[2 * COD_MAX_STRING + 8]; /* names are bounded */
+		snprintf(key, sizeof(key), "%s -> %s", l[i].site, l[i].nucleus);
+		names[i] = (struct ju_nameref){arena_strdup(c->a, key), i};
+		if (names[i].name == NULL)
+			return ju_fail(c, GB_ENOMEM, "links", "out of memory");
+	}
+	return ju_dups(c, names, n, "links", "", "link");
+}
+
+/* fileReplicas: one file's storages, each once. */
+static int replica_item(const struct ju_ctx *c, json_t *v, const char *path,
+			const char *key, void *elem)
+{
+	struct gm_file *f = elem;
+	int rc = ju_str_copy(c, key, strlen(key), path, 1, &f->lfn);
+	if (rc == GB_OK)
+		rc = ju_str_list(c, v, path, SCJ_MAX_REPLICAS, 1, &f->storages,
+				 &f->nstorages);
+	if (v == NULL || json_is_null(v))
+		return ju_fail(c, GB_ETYPE, path, "expected array, got null");
+	struct ju_nameref refs[SCJ_MAX_REPLICAS];
+	for (size_t x = 0; rc == GB_OK && x < f->nstorages; x++)
+		refs[x] = (struct ju_nameref){f->storages[x], x};
+	return rc == GB_OK ? ju_dups(c, refs, f->nstorages, path, "", "storage")
+			   : rc;
+}
+
+/* ---- grid ----------------------------------------------------------------- */
+
+/* One "sw" entry: the parsed dictionary and its compact sorted text. */
+static int sw_entry(const struct ju_ctx *c, json_t *v, const char *path,
+		    const struct rc_sw **sw, const char **text)
+{
+	struct rc_sw *s = ju_alloc_n(c, 1, sizeof(*s));
+	if (s == NULL)
+		return ju_fail(c, GB_ENOMEM, path, "out of memory");
+	int rc = scj_parse_sw(v, path, c->a, s, c->err, c->errlen);
+	if (rc != GB_OK)
+		return rc;
+	char *dump = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	*text = dump ? arena_strdup(c->a, dump) : NULL;
+	free(dump);
+	if (*text == NULL)
+		return ju_fail(c, GB_ENOMEM, path, "out of memory");
+	*sw = s;
+	return GB_OK;
+}
+
+/* "sw": queue name (or "ALL") -> dictionary; `names` sorted by name. */
+static int parse_sw_map(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
+			const struct ju_nameref *names)
+{
+	if (o == NULL)
+		return GB_OK;
+	int rc = ju_want_object(c, o, "sw");
+	const char *name;
+	json_t *v;
+	json_object_foreach(o, name, v) {
+		if (rc != GB_OK)
+			break;
+		char p[JU_PATH];
+		ju_path_qkey(p, sizeof(p), "sw", name);
+		if (strcmp(name, "ALL") == 0) {
+			rc = sw_entry(c, v, p, &g->all_sw, &g->all_sw_json);
+			continue;
+		}
+		const struct ju_nameref *r =
+			g->nqueues ? bsearch(name, names, g->nqueues,
+					     sizeof(*names), ju_nameref_key_cmp)
+				   : NULL;
+		if (r == NULL)
+			return ju_fail(c, GB_ENOTFOUND, p,
+				       "no queue of that name in queues");
+		struct gm_queue *gq = &g->queues[r->idx];
+		rc = sw_entry(c, v, p, &gq->q.sw, &gq->sw_json);
+	}
+	return rc;
+}
+
+int scj_parse_grid(json_t *root, struct arena *a, long long now,
+		   struct gm_grid *out, char *err, size_t errlen)
+{
+	struct ju_ctx c = {a, err, errlen, 0, now};
+	if (out == NULL || a == NULL)
+		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
+	memset(out, 0, sizeof(*out));
+	int rc = ju_want_object(&c, root, "");
+	void *qs = NULL, *links = NULL, *files = NULL;
+	if (rc == GB_OK)
+		rc = ju_parse_items(&c, json_object_get(root, "queues"),
+				    "queues", 0, SCJ_MAX_QUEUES,
+				    sizeof(struct gm_queue), queue_item, &qs,
+				    &out->nqueues);
+	out->queues = qs;
+	size_t n = rc == GB_OK ? out->nqueues : 0;
+	struct ju_nameref *names = n ? ju_alloc_n(&c, n, sizeof(*names)) : NULL;
+	if (n && names == NULL)
+		return ju_fail(&c, GB_ENOMEM, "queues", "out of memory");
+	for (size_t i = 0; i < n; i++)
+		names[i] = (struct ju_nameref){out->queues[i].q.name, i};
+	if (rc == GB_OK)
+		rc = ju_dups(&c, names, n, "queues", ".name", "queue name");
+	if (rc == GB_OK)
+		rc = parse_sw_map(&c, json_object_get(root, "sw"), out, names);
+	if (rc == GB_OK)
+		rc = ju_parse_items(&c, json_object_get(root, "links"), "links",
+				    0, SCJ_MAX_LINKS, sizeof(struct gm_link),
+				    link_item, &links, &out->nlinks);
+	out->links = links;
+	if (rc == GB_OK)
+		rc = link_dups(&c, out->links, out->nlinks);
+	if (rc == GB_OK)
+		rc = ju_parse_items(&c, json_object_get(root, "fileReplicas"),
+				    "fileReplicas", 1, SCJ_MAX_REPLICA_FILES,
+				    sizeof(struct gm_file), replica_item,
+				    &files, &out->nfiles);
+	out->files = files;
+	return rc;
+}
