@@ -1,9 +1,10 @@
 /*
-** itc_raw.h — what the C integration tests share to look at MariaDB behind
-** the store's back: one raw connection (`raw`, opened by each test's group
-** setup) and raw_q(), a prepared query with bound parameters returning the
-** first column of the first row as text. Static in every including test,
-** as each test is its own executable.
+** itc_raw.h — what the C integration tests share: the fixture that loads
+** the configuration named by $GB_CONFIG, opens the store on it, applies the
+** migrations and opens a raw connection (`raw`) to look at MariaDB behind
+** the store's back; and raw_q(), a prepared query with bound parameters
+** returning the first column of the first row as text. Static in every
+** including test, as each test is its own executable.
 */
 #ifndef GB_ITC_RAW_H
 #define GB_ITC_RAW_H
@@ -16,7 +17,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "gb_error.h"
+#include "store.h"
+
+static struct gb_config cfg;
+static struct st_db *db;
 static MYSQL *raw;
+
+/*
+** Group setup: load $GB_CONFIG into `cfg`, open `db`, migrate, and open
+** `raw`. Problems are printed prefixed with `prog`. Returns 0 or -1.
+*/
+static int itc_open(const char *prog)
+{
+	const char *path = getenv("GB_CONFIG");
+	if (path == NULL || path[0] == '\0') {
+		fprintf(stderr, "%s: set GB_CONFIG to a configuration file "
+				"(run through run-itc.sh)\n", prog);
+		return -1;
+	}
+	char err[4096] = "";
+	if (cfg_load(path, &cfg, err, sizeof(err)) != GB_OK) {
+		fprintf(stderr, "%s: %s:\n%s\n", prog, path, err);
+		return -1;
+	}
+	if (st_open(&cfg, &db, err, sizeof(err)) != GB_OK) {
+		fprintf(stderr, "%s: st_open: %s\n", prog, err);
+		return -1;
+	}
+	if (st_migrate(db, GB_SCHEMA_DIR, NULL) != GB_OK) {
+		fprintf(stderr, "%s: migrate: %s\n", prog, st_error(db));
+		return -1;
+	}
+	raw = mysql_init(NULL);
+	const char *sock = cfg.db_socket[0] ? cfg.db_socket : NULL;
+	if (raw == NULL ||
+	    mysql_real_connect(raw, sock ? NULL : cfg.db_host, cfg.db_user,
+			       cfg.db_password, cfg.db_name,
+			       (unsigned)cfg.db_port, sock, 0) == NULL) {
+		fprintf(stderr, "%s: raw connect: %s\n", prog,
+			raw ? mysql_error(raw) : "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Group teardown: run the test's `cleanup` while `raw` is open, close. */
+static void itc_close(void (*cleanup)(void))
+{
+	if (raw) {
+		cleanup();
+		mysql_close(raw);
+	}
+	st_close(db);
+}
+
+/* Leave no transaction open for the next test, whatever failed. */
+static int test_teardown(void **state)
+{
+	(void)state;
+	if (db)
+		st_rollback(db);
+	return 0;
+}
 
 /*
 ** Run `sql` with parameters per `spec` ('s' const char *, 'l' long long)

@@ -40,8 +40,6 @@
 #define T0 1000LL /* fake unix time of the test's rows */
 #define ARENA_CAP (64u << 20)
 
-static struct gb_config cfg;
-static struct st_db *db;
 
 
 static void cleanup(void)
@@ -67,36 +65,8 @@ static void cleanup(void)
 static int group_setup(void **state)
 {
 	(void)state;
-	const char *path = getenv("GB_CONFIG");
-	if (path == NULL || path[0] == '\0') {
-		fprintf(stderr, "itc_store: set GB_CONFIG to a configuration "
-				"file (run through run-itc.sh)\n");
+	if (itc_open("itc_store") != 0)
 		return -1;
-	}
-	char err[4096] = "";
-	if (cfg_load(path, &cfg, err, sizeof(err)) != GB_OK) {
-		fprintf(stderr, "itc_store: %s:\n%s\n", path, err);
-		return -1;
-	}
-	char oerr[512] = "";
-	if (st_open(&cfg, &db, oerr, sizeof(oerr)) != GB_OK) {
-		fprintf(stderr, "itc_store: st_open: %s\n", oerr);
-		return -1;
-	}
-	if (st_migrate(db, GB_SCHEMA_DIR, NULL) != GB_OK) {
-		fprintf(stderr, "itc_store: migrate: %s\n", st_error(db));
-		return -1;
-	}
-	raw = mysql_init(NULL);
-	const char *sock = cfg.db_socket[0] ? cfg.db_socket : NULL;
-	if (raw == NULL ||
-	    mysql_real_connect(raw, sock ? NULL : cfg.db_host, cfg.db_user,
-			       cfg.db_password, cfg.db_name,
-			       (unsigned)cfg.db_port, sock, 0) == NULL) {
-		fprintf(stderr, "itc_store: raw connect: %s\n",
-			raw ? mysql_error(raw) : "out of memory");
-		return -1;
-	}
 	cleanup();
 	return 0;
 }
@@ -104,20 +74,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (raw) {
-		cleanup();
-		mysql_close(raw);
-	}
-	st_close(db);
-	return 0;
-}
-
-/* Leave no transaction open for the next test, whatever failed. */
-static int test_teardown(void **state)
-{
-	(void)state;
-	if (db)
-		st_rollback(db);
+	itc_close(cleanup);
 	return 0;
 }
 

@@ -71,8 +71,6 @@ static const char SW_ALL[] =
 	"\"release\":\"\",\"sources\":[\"/cvmfs/unpacked/athena-21.0.38\"],"
 	"\"tag\":\"\"}]}";
 
-static struct gb_config cfg;
-static struct st_db *db;
 
 
 static void cleanup(void)
@@ -101,36 +99,8 @@ static void cleanup(void)
 static int group_setup(void **state)
 {
 	(void)state;
-	const char *path = getenv("GB_CONFIG");
-	if (path == NULL || path[0] == '\0') {
-		fprintf(stderr,
-			"itc_store_jobs: set GB_CONFIG to a "
-			"configuration file (run through run-itc.sh)\n");
+	if (itc_open("itc_store_jobs") != 0)
 		return -1;
-	}
-	char err[4096] = "";
-	if (cfg_load(path, &cfg, err, sizeof(err)) != GB_OK) {
-		fprintf(stderr, "itc_store_jobs: %s:\n%s\n", path, err);
-		return -1;
-	}
-	if (st_open(&cfg, &db, err, sizeof(err)) != GB_OK) {
-		fprintf(stderr, "itc_store_jobs: st_open: %s\n", err);
-		return -1;
-	}
-	if (st_migrate(db, GB_SCHEMA_DIR, NULL) != GB_OK) {
-		fprintf(stderr, "itc_store_jobs: migrate: %s\n", st_error(db));
-		return -1;
-	}
-	raw = mysql_init(NULL);
-	const char *sock = cfg.db_socket[0] ? cfg.db_socket : NULL;
-	if (raw == NULL ||
-	    mysql_real_connect(raw, sock ? NULL : cfg.db_host, cfg.db_user,
-			       cfg.db_password, cfg.db_name,
-			       (unsigned)cfg.db_port, sock, 0) == NULL) {
-		fprintf(stderr, "itc_store_jobs: raw connect: %s\n",
-			raw ? mysql_error(raw) : "out of memory");
-		return -1;
-	}
 	cleanup();
 	return 0;
 }
@@ -138,20 +108,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void)state;
-	if (raw) {
-		cleanup();
-		mysql_close(raw);
-	}
-	st_close(db);
-	return 0;
-}
-
-/* Leave no transaction open for the next test, whatever failed. */
-static int test_teardown(void **state)
-{
-	(void)state;
-	if (db)
-		st_rollback(db);
+	itc_close(cleanup);
 	return 0;
 }
 
