@@ -444,6 +444,19 @@ int cod_get_bool(const msgpack_object *o, const char *field, int *out,
 
 /* A string of at most COD_MAX_STRING - 1 bytes of valid UTF-8 without NUL,
 ** copied into the arena. */
+int cod_get_array(const msgpack_object *o, const char *field, size_t max,
+		  size_t *n, struct cod_error *err)
+{
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return cod_fail(err, GB_ETYPE, field, "expected array, got %s",
+				cod_type_name(o));
+	*n = o->via.array.size;
+	if (*n > max)
+		return cod_fail(err, GB_ETOOBIG, field,
+				"array of %zu exceeds the limit of %zu", *n, max);
+	return GB_OK;
+}
+
 int cod_get_str(const msgpack_object *o, const char *field, int nonempty,
 		struct arena *a, const char **out, struct cod_error *err)
 {
@@ -707,14 +720,10 @@ static int decode_datasets(const msgpack_object *arr, const char *field,
 	(void)field;
 	(void)spec;
 	struct tb_task *t = base;
-	if (arr->type != MSGPACK_OBJECT_ARRAY)
-		return cod_fail(err, GB_ETYPE, "inputDatasets",
-				"expected array, got %s", cod_type_name(arr));
-	size_t n = arr->via.array.size;
-	if (n > COD_MAX_DATASETS)
-		return cod_fail(err, GB_ETOOBIG, "inputDatasets",
-				"array of %zu exceeds the limit of %d", n,
-				COD_MAX_DATASETS);
+	size_t n = 0;
+	int rc0 = cod_get_array(arr, "inputDatasets", COD_MAX_DATASETS, &n, err);
+	if (rc0 != GB_OK)
+		return rc0;
 	struct tb_dataset *ds = n ? arena_alloc(a, n * sizeof(*ds)) : NULL;
 	if (n && ds == NULL)
 		return cod_fail(err, GB_ENOMEM, "inputDatasets",

@@ -139,6 +139,14 @@ int cod_get_bool(const msgpack_object *o, const char *field, int *out,
 		 struct cod_error *err);
 int cod_get_str(const msgpack_object *o, const char *field, int nonempty,
 		struct arena *a, const char **out, struct cod_error *err);
+/*
+** An array of at most `max` elements: *n gets its size. Returns 0, or
+** GB_ETYPE ("expected array, got ...") / GB_ETOOBIG ("array of N exceeds
+** the limit of MAX") with `err` naming `field`. Checked before anything is
+** allocated for the elements, so input sizes never drive allocation.
+*/
+int cod_get_array(const msgpack_object *o, const char *field, size_t max,
+		  size_t *n, struct cod_error *err);
 
 /* How a field-table row is read. */
 enum cod_kind {

@@ -273,14 +273,10 @@ static int get_preassigned(const msgpack_object *o, const char *field,
 			   struct arena *a, struct cod_error *err)
 {
 	(void)spec;
-	if (o->type != MSGPACK_OBJECT_ARRAY)
-		return cod_fail(err, GB_ETYPE, field, "expected array, got %s",
-				cod_type_name(o));
-	size_t n = o->via.array.size;
-	if (n > CDJ_MAX_PREASSIGNED)
-		return cod_fail(err, GB_ETOOBIG, field,
-				"array of %zu exceeds the limit of %d", n,
-				CDJ_MAX_PREASSIGNED);
+	size_t n = 0;
+	int rc0 = cod_get_array(o, field, CDJ_MAX_PREASSIGNED, &n, err);
+	if (rc0 != GB_OK)
+		return rc0;
 	if (n == 0)
 		return GB_OK;
 	const char **names = arena_alloc(a, n * sizeof(*names));
@@ -320,14 +316,10 @@ static int get_files(const msgpack_object *o, const char *field,
 		     struct cod_error *err)
 {
 	(void)spec;
-	if (o->type != MSGPACK_OBJECT_ARRAY)
-		return cod_fail(err, GB_ETYPE, field, "expected array, got %s",
-				cod_type_name(o));
-	size_t n = o->via.array.size;
-	if (n > CDJ_MAX_FILES)
-		return cod_fail(err, GB_ETOOBIG, field,
-				"array of %zu exceeds the limit of %d", n,
-				CDJ_MAX_FILES);
+	size_t n = 0;
+	int rc0 = cod_get_array(o, field, CDJ_MAX_FILES, &n, err);
+	if (rc0 != GB_OK)
+		return rc0;
 	if (n == 0)
 		return GB_OK;
 	struct gm_input *in = arena_alloc(a, n * sizeof(*in));
@@ -373,17 +365,13 @@ static int get_jobs(const msgpack_object *o, const char *field,
 		    struct cod_error *err)
 {
 	(void)spec;
-	if (o->type != MSGPACK_OBJECT_ARRAY)
-		return cod_fail(err, GB_ETYPE, field, "expected array, got %s",
-				cod_type_name(o));
-	size_t n = o->via.array.size;
+	size_t n = 0;
+	int rc0 = cod_get_array(o, field, CDJ_MAX_JOBS, &n, err);
+	if (rc0 != GB_OK)
+		return rc0;
 	if (n == 0)
 		return cod_fail(err, GB_ERANGE, field,
 				"expected at least one job");
-	if (n > CDJ_MAX_JOBS)
-		return cod_fail(err, GB_ETOOBIG, field,
-				"array of %zu exceeds the limit of %d", n,
-				CDJ_MAX_JOBS);
 	struct gm_job *jobs = arena_alloc(a, n * sizeof(*jobs));
 	struct iref *ids = arena_alloc(a, n * sizeof(*ids));
 	if (jobs == NULL || ids == NULL)
