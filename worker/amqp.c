@@ -414,8 +414,9 @@ static void returned(struct amq_conn *c, const amqp_frame_t *f)
 	}
 	/* An event nobody subscribed to is normal; anything else unroutable
 	** (a request type without a queue, a missing dead-letter queue) is a
-	** deployment problem worth a warning. */
-	if (strcmp(ex, AMQ_EX_EVENTS) == 0)
+	** deployment problem worth a warning. A reply (default exchange)
+	** to a pilot that has gone is normal too. */
+	if (strcmp(ex, AMQ_EX_EVENTS) == 0 || ex[0] == '\0')
 		log_debug("AMQP: event %s had no subscriber (%u %s)", rk, code,
 			  text);
 	else
@@ -521,7 +522,7 @@ static void pump(struct amq_conn *c)
 	if (c->conn == NULL || c->failing || c->freeing)
 		return;
 	c->busy++;
-	int n = 0;
+	int n = 0, delivered = 0;
 	while (c->conn && !c->failing && !c->freeing) {
 		if (n++ == AMQ_PUMP_BUDGET) {
 			/* Yield to the other events; what is buffered in the
@@ -540,10 +541,17 @@ static void pump(struct amq_conn *c)
 			fail(c, "%s%s", amqp_error_string2(st), cut(fired));
 			break;
 		}
+		if (f.frame_type == AMQP_FRAME_METHOD &&
+		    f.payload.method.id == AMQP_BASIC_DELIVER_METHOD)
+			delivered = 1;
 		dispatch(c, &f);
 		if (c->conn && !c->failing)
 			amqp_maybe_release_buffers(c->conn);
 	}
+	/* Also after a failure: what was batched must be settled (the batch
+	** handler sees the connection down and lets the broker redeliver). */
+	if (delivered && !c->freeing && c->cb.on_idle)
+		c->cb.on_idle(c->ud);
 	leave(c);
 }
 

@@ -81,6 +81,10 @@ struct amq_callbacks {
 	void (*on_confirm)(void *ud, uint64_t seq, enum amq_confirm outcome);
 	/* Connected (consumers running) or lost. */
 	void (*on_state)(void *ud, int up);
+	/* Optional: the frames that were waiting have been read and at least
+	** one delivery was handed over; work batched from those deliveries
+	** (group commit) can run now. */
+	void (*on_idle)(void *ud);
 };
 
 struct amq_conn;
@@ -155,6 +159,19 @@ int amq_sync_publish(struct amq_sync *s, const char *exchange,
 ** the NULL-terminated binding keys, and start consuming it (no-ack). */
 int amq_sync_subscribe(struct amq_sync *s, const char *exchange,
 		       const char *const *keys);
+
+/*
+** An RPC: consume the direct reply-to pseudo-queue "amq.rabbitmq.reply-to"
+** (no-ack, on first use), publish to exchange/rkey with reply_to set to it
+** and a fresh correlation_id (unless props give them), and wait up to
+** timeout_ms for the reply carrying that correlation id (replies with
+** another id, late answers to earlier calls, are dropped). *reply owns its
+** copies (amq_message_free). Returns 0, GB_ETIMEOUT, or GB_EAMQP. Do not
+** mix with amq_sync_next on the same connection while a call waits.
+*/
+int amq_sync_rpc(struct amq_sync *s, const char *exchange, const char *rkey,
+		 const struct amq_props *props, const void *body, size_t len,
+		 int timeout_ms, struct amq_message *reply);
 
 /* Wait up to timeout_ms for the next subscribed message: 0, GB_ETIMEOUT. */
 int amq_sync_next(struct amq_sync *s, struct amq_message *out, int timeout_ms);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gb_error.h"
 
@@ -43,6 +44,8 @@ struct amq_sync {
 	int dead;          /* connection unusable */
 	uint64_t next_tag; /* confirm tag of the last publish on channel 1 */
 	int subscribed;
+	int reply_consuming; /* consumes amq.rabbitmq.reply-to on channel 1 */
+	unsigned long rpc_counter;
 	struct stash *head, *tail;
 	size_t nstash;
 	unsigned long dropped; /* subscribed deliveries beyond the stash */
@@ -110,6 +113,7 @@ static int reopen_main(struct amq_sync *s)
 				   sizeof(err));
 	amq_guard_disarm(&s->guard);
 	s->next_tag = 0;
+	s->reply_consuming = 0; /* the consumer went with the channel */
 	if (rc != GB_OK)
 		s->dead = 1;
 	return rc;
@@ -443,6 +447,139 @@ int amq_sync_next(struct amq_sync *s, struct amq_message *out, int timeout_ms)
 				return GB_EAMQPGONE;
 			}
 			int rc = other_frame(s, &f, NULL);
+			if (rc != GB_OK)
+				return rc;
+			continue;
+		}
+		s->dead = 1;
+		return GB_EAMQPGONE;
+	}
+}
+
+/* Take the stashed message with correlation id `cid` out of the stash. */
+static int stash_take(struct amq_sync *s, const char *cid,
+		      struct amq_message *out)
+{
+	struct stash **pp = &s->head, *prev = NULL;
+	while (*pp) {
+		struct stash *st = *pp;
+		if (st->m.correlation_id &&
+		    strcmp(st->m.correlation_id, cid) == 0) {
+			*pp = st->next;
+			if (s->tail == st)
+				s->tail = prev;
+			s->nstash--;
+			*out = st->m;
+			free(st);
+			return 1;
+		}
+		prev = st;
+		pp = &st->next;
+	}
+	return 0;
+}
+
+/*
+** Direct reply-to: RabbitMQ requires the requester to consume the
+** pseudo-queue in no-ack mode, before publishing, and on the channel it
+** publishes on; the reply then arrives as a delivery on that channel.
+*/
+int amq_sync_rpc(struct amq_sync *s, const char *exchange, const char *rkey,
+		 const struct amq_props *props, const void *body, size_t len,
+		 int timeout_ms, struct amq_message *reply)
+{
+	if (s == NULL || exchange == NULL || rkey == NULL || reply == NULL)
+		return GB_EINVAL;
+	memset(reply, 0, sizeof(*reply));
+	if (s->dead)
+		return GB_EAMQPGONE;
+	if (!s->reply_consuming) {
+		char err[256];
+		int code = 0;
+		amq_guard_arm(&s->guard, s->fd, AMQ_IO_LIMIT_S);
+		amqp_basic_consume(s->conn, SYNC_CH_MAIN,
+				   amqp_cstring_bytes("amq.rabbitmq.reply-to"),
+				   amqp_empty_bytes, 0, 1, 0, amqp_empty_table);
+		int rc = amq_rpc_check(s->conn, SYNC_CH_MAIN,
+				       "consume amq.rabbitmq.reply-to", err,
+				       sizeof(err), &code);
+		amq_guard_disarm(&s->guard);
+		if (rc != GB_OK)
+			return rpc_failed(s, SYNC_CH_MAIN, rc, code);
+		s->reply_consuming = 1;
+	}
+	struct amq_props p = props ? *props : (struct amq_props){0};
+	char cid[96];
+	if (p.correlation_id == NULL) {
+		snprintf(cid, sizeof(cid), "rpc-%ld-%lu-%.0f", (long)getpid(),
+			 ++s->rpc_counter, now_ms() * 1000.0);
+		p.correlation_id = cid;
+	} else {
+		snprintf(cid, sizeof(cid), "%s", p.correlation_id);
+	}
+	if (p.reply_to == NULL)
+		p.reply_to = "amq.rabbitmq.reply-to";
+	double deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int rc = amq_sync_publish(s, exchange, rkey, &p, body, len,
+				  timeout_ms);
+	if (rc != GB_OK)
+		return rc == GB_ENOTFOUND ? GB_EAMQP : rc;
+	for (;;) {
+		/* The reply may have come while the publish waited for its
+		** confirm; the stash holds it then. */
+		if (stash_take(s, cid, reply))
+			return GB_OK;
+		double left = deadline - now_ms();
+		if (left <= 0)
+			return GB_ETIMEOUT;
+		struct timeval tv = {(time_t)(left / 1000),
+				     (suseconds_t)((long)left % 1000) * 1000};
+		amqp_envelope_t env;
+		amqp_maybe_release_buffers(s->conn);
+		amqp_rpc_reply_t r = amqp_consume_message(s->conn, &env, &tv, 0);
+		if (r.reply_type == AMQP_RESPONSE_NORMAL) {
+			struct amq_message m;
+			int frc = fill_message(&m, &env.message.properties,
+					       env.exchange, env.routing_key,
+					       env.message.body,
+					       env.delivery_tag);
+			amqp_destroy_envelope(&env);
+			if (frc != GB_OK)
+				return frc;
+			if (m.correlation_id && strcmp(m.correlation_id, cid) == 0) {
+				*reply = m;
+				return GB_OK;
+			}
+			/* A late reply to an earlier call, or a subscribed
+			** event: keep events for amq_sync_next, drop the rest. */
+			struct stash *st = NULL;
+			if (env.channel == SYNC_CH_SUB && s->nstash < AMQ_STASH_MAX)
+				st = calloc(1, sizeof(*st));
+			if (st) {
+				st->m = m;
+				if (s->tail)
+					s->tail->next = st;
+				else
+					s->head = st;
+				s->tail = st;
+				s->nstash++;
+			} else {
+				amq_message_free(&m);
+			}
+			continue;
+		}
+		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+		    r.library_error == AMQP_STATUS_TIMEOUT)
+			return GB_ETIMEOUT;
+		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+		    r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
+			amqp_frame_t f;
+			if (amqp_simple_wait_frame(s->conn, &f) !=
+			    AMQP_STATUS_OK) {
+				s->dead = 1;
+				return GB_EAMQPGONE;
+			}
+			rc = other_frame(s, &f, NULL);
 			if (rc != GB_OK)
 				return rc;
 			continue;

@@ -22,7 +22,9 @@
 
 #include "gb_error.h"
 
-const char *const amq_request_types[] = {"task.broker", "job.broker", NULL};
+const char *const amq_request_types[] = {"task.broker", "job.broker",
+					 "job.submit", "pilot.match",
+					 "job.status", NULL};
 
 /* ---- backoff ------------------------------------------------------------ */
 

@@ -1,7 +1,8 @@
 /*
 ** cli.h — what the command files of the `gridbroker` tool share (cli_main.c
 ** holds the command table and the task-brokerage commands; cli_jobs.c the
-** job-brokerage ones). Not part of the gbworker library.
+** job-brokerage ones; cli_match.c the DIRAC task-queue ones). Not part of
+** the gbworker library.
 */
 #ifndef GB_CLI_H
 #define GB_CLI_H
@@ -43,5 +44,31 @@ int cli_explain_jobs(json_t *root, const char *file, int as_json);
 
 /* One-line summary of a jobs.assigned / jobs.pending event body. */
 void cli_print_jobs_event(const char *routing_key, json_t *body);
+
+/* ---- DIRAC task queues (cli_match.c) ----------------------------------- */
+
+/* Load the DIRAC part of a grid file (groups, shareCorrections,
+** cpuSegments; dj_has_config says whether it has one) into `db`. Prints a
+** summary line; returns 0 or 1 (after printing why). */
+int cli_grid_load_dirac(struct st_db *db, json_t *root, const char *file);
+
+/* `gridbroker tq submit FILE.json`: job.submit requests for a job object,
+** an array of them, or {"jobs": [...]}, in chunks of at most CDT_MAX_JOBS
+** jobs that fit the configured message size. */
+int cli_cmd_tq_submit(struct cli *cli, int argc, char **argv);
+
+/* `gridbroker tq list [--json]`: the task queues in MariaDB. */
+int cli_cmd_tq_list(struct cli *cli, int argc, char **argv);
+
+/* `gridbroker pilot match FILE.json | --site S --setup X --cpu-time N ...`:
+** one pilot.match RPC per pilot, the reply printed. */
+int cli_cmd_pilot_match(struct cli *cli, int argc, char **argv);
+
+/* `gridbroker job status JOBID STATUS [--site S] [--time T]`. */
+int cli_cmd_job_status(struct cli *cli, int argc, char **argv);
+
+/* `explain` of a match scenario (root has "taskQueues"). Returns the exit
+** code. */
+int cli_explain_match(json_t *root, const char *file, int as_json);
 
 #endif

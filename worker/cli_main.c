@@ -18,9 +18,11 @@
 #include "cli.h"
 #include "codec.h"
 #include "config.h"
+#include "dirac_json.h"
 #include "gb_error.h"
 #include "log.h"
 #include "scenario.h"
+#include "scenario_match.h"
 #include "store.h"
 
 struct cli_cmd {
@@ -129,9 +131,9 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 	struct tb_nucleus *nuclei = NULL;
 	size_t n = 0;
 	int rc = GB_OK;
-	/* A grid file may hold only the job-brokerage part. */
+	/* A grid file may hold only the job-brokerage or the DIRAC part. */
 	int has_nuclei = json_object_get(root, "nuclei") != NULL;
-	if (has_nuclei || !cli_grid_has_jobs(root))
+	if (has_nuclei || (!cli_grid_has_jobs(root) && !dj_has_config(root)))
 		rc = scn_parse_nuclei(json_object_get(root, "nuclei"), "nuclei",
 				      &a, &nuclei, &n, err, sizeof(err));
 	if (rc != GB_OK) {
@@ -152,6 +154,9 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 			}
 			if (rc == GB_OK && cli_grid_has_jobs(root) &&
 			    cli_grid_load_jobs(db, root, argv[0]) != 0)
+				rc = GB_EINVAL;
+			if (rc == GB_OK && dj_has_config(root) &&
+			    cli_grid_load_dirac(db, root, argv[0]) != 0)
 				rc = GB_EINVAL;
 			st_close(db);
 		}
@@ -495,6 +500,11 @@ static int cmd_explain(struct cli *cli, int argc, char **argv)
 		json_decref(root);
 		return xrc;
 	}
+	if (scm_is_match_scenario(root)) {
+		int xrc = cli_explain_match(root, file, as_json);
+		json_decref(root);
+		return xrc;
+	}
 	struct arena a;
 	arena_init(&a, 256u << 20);
 	struct scn_task_scenario sc;
@@ -545,13 +555,17 @@ static int cmd_version(struct cli *cli, int argc, char **argv);
 static const struct cli_cmd cli_cmds[] = {
 	{"db migrate", "", "apply the schema migrations in order (re-running is a no-op) and seed the parameter defaults", 1, cmd_db_migrate},
 	{"db status", "", "check the database connection and print the schema version", 1, cmd_db_status},
-	{"grid load", "FILE.json", "load a grid file: nuclei, storages, replicas (task brokerage); queues, sw, links, fileReplicas (job brokerage)", 1, cmd_grid_load},
+	{"grid load", "FILE.json", "load a grid file: nuclei, storages, replicas (task brokerage); queues, sw, links, fileReplicas (job brokerage); groups, shareCorrections, cpuSegments (DIRAC task queues)", 1, cmd_grid_load},
 	{"job submit", "FILE.json", "publish job.broker requests for a job request object (a task and its jobs), an array of them, or a job scenario's task", 1, cli_cmd_job_submit},
+	{"job status", "JOBID STATUS [--site S] [--time T]", "publish job.status for a DIRAC job (waiting, matched, running, stalled, completing, done, failed, killed); T is unix seconds or RFC 3339, default now", 1, cli_cmd_job_status},
+	{"tq submit", "FILE.json", "publish job.submit requests for a DIRAC job object, an array of them, or {\"jobs\": [...]} (chunks of at most 5000 jobs per message)", 1, cli_cmd_tq_submit},
+	{"tq list", "[--json]", "list the DIRAC task queues: owner, group, setup, CPU segment, waiting jobs, priority, requirements", 1, cli_cmd_tq_list},
+	{"pilot match", "FILE.json | --site S --setup X --cpu-time N [--platform P] [--grid-ce C] [--pilot-type T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn", 1, cli_cmd_pilot_match},
 	{"task submit", "FILE.json", "publish task.broker requests for a task object, an array of them, or a scenario's task", 1, cmd_task_submit},
 	{"events", "[-n COUNT] [-t SECONDS] [--json] [ROUTING-KEY ...]", "subscribe to gridbroker.events and print events as they arrive (default key: #)", 1, cmd_events},
 	{"publish", "ROUTING-KEY FILE|- [--message-id ID]", "publish a file's bytes unchanged as a request (replay a dead letter, test bad input)", 1, cmd_publish},
 	{"dlq", "[-n COUNT] [--remove] [--json]", "list dead-lettered requests with the field and problem that rejected them", 1, cmd_dlq},
-	{"explain", "FILE.json [--json]", "run the engine offline on a scenario file: every candidate's weight or reasons, the stages and the decision", 0, cmd_explain},
+	{"explain", "FILE.json [--json]", "run the engine offline on a scenario file (task, job or DIRAC match scenario): every candidate's weight or reasons, the stages and the decision", 0, cmd_explain},
 	{"help", "[COMMAND]", "show this list, or one command's usage", 0, cmd_help},
 	{"version", "", "print the version", 0, cmd_version},
 	{NULL, NULL, NULL, 0, NULL},

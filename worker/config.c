@@ -120,6 +120,21 @@ const struct cfg_key cfg_keys[] = {
 	       "empty in production"),
 	K_INT("worker", "watchdog", watchdog, 0, 1, "1", 0,
 	      "1: ping systemd's watchdog when the unit sets WatchdogSec="),
+
+	K_INT("dirac", "match_batch", match_batch, 1, 256, "64", 0,
+	      "pilot.match requests claimed in one transaction (group commit)"),
+	K_INT("dirac", "index_refresh_ms", index_refresh_ms, 10, 60000, "100",
+	      1, "milliseconds between refreshes of the task queue index"),
+	K_INT("dirac", "leader_lease", leader_lease, 5, 3600, "30", 0,
+	      "seconds the worker that recomputes priorities holds the job"),
+	K_INT("dirac", "priority_interval", priority_interval, 1, 86400,
+	      "120", 1, "seconds between periodic priority recomputations"),
+	K_INT("dirac", "history_interval", history_interval, 1, 86400, "900",
+	      1, "seconds between samples of the running-job history"),
+	K_INT("dirac", "history_keep", history_keep, 3600, 31536000,
+	      "1209600", 1, "seconds of running-job history kept"),
+	K_INT("dirac", "cleanup_age", cleanup_age, 0, 86400, "300", 1,
+	      "seconds an empty task queue is kept before it is deleted"),
 	{ NULL, NULL, CFG_T_INT, 0, 0, 0, 0, NULL, NULL, 0, NULL },
 };
 

@@ -63,6 +63,14 @@ struct gb_config {
 	int max_decode_bytes;
 	char clock_offset_file[PATH_MAX];
 	int watchdog;              /* 1: ping systemd's watchdog */
+	/* [dirac] */
+	int match_batch;           /* pilot.match requests per group commit */
+	int index_refresh_ms;      /* task queue index refresh period */
+	int leader_lease;          /* s, priority/history leader lease */
+	int priority_interval;     /* s, PR-08 periodic recomputation */
+	int history_interval;      /* s, running-job history sample period */
+	int history_keep;          /* s, history kept */
+	int cleanup_age;           /* s, empty task queues kept */
 
 	/* Not keys: secrets read from the *_password_file paths. */
 	char amqp_password[CFG_STR];

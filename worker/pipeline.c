@@ -27,6 +27,9 @@ struct wk_pending {
 	long long outbox_id; /* 0 for dead-letter copies */
 	int has_delivery;    /* ack (or nack) this delivery on the confirm */
 	uint64_t gen, tag;
+	uint64_t *tags;      /* or these deliveries of generation gen (a
+				group commit), malloc'd */
+	size_t ntags;
 };
 
 int wk_init(struct wk_worker *w, const struct gb_config *cfg, const char *id)
@@ -37,11 +40,21 @@ int wk_init(struct wk_worker *w, const struct gb_config *cfg, const char *id)
 	w->npend = (size_t)(cfg->amqp_confirm_window > 0 ? cfg->amqp_confirm_window
 						     : 1);
 	w->pend = calloc(w->npend, sizeof(*w->pend));
-	return w->pend ? GB_OK : GB_ENOMEM;
+	if (w->pend == NULL)
+		return GB_ENOMEM;
+	int rc = wk_tq_init(w);
+	if (rc != GB_OK) {
+		free(w->pend);
+		w->pend = NULL;
+	}
+	return rc;
 }
 
 void wk_free(struct wk_worker *w)
 {
+	for (size_t i = 0; w->pend && i < w->npend; i++)
+		free(w->pend[i].tags);
+	wk_tq_free(w);
 	free(w->pend);
 	w->pend = NULL;
 	if (w->db)
@@ -100,8 +113,8 @@ static struct wk_pending *slot_free(struct wk_worker *w)
 ** On failure the row stays leased in the outbox and a relay publishes it
 ** when the lease ends.
 */
-int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
-		   const struct amq_delivery *d)
+static int publish_row(struct wk_worker *w, const struct st_outbox_row *r,
+		       const struct amq_delivery *d, struct wk_pending **slot)
 {
 	struct wk_pending *p = slot_free(w);
 	if (p == NULL)
@@ -129,6 +142,33 @@ int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 		p->gen = d->gen;
 		p->tag = d->tag;
 	}
+	if (slot)
+		*slot = p;
+	return GB_OK;
+}
+
+int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
+		   const struct amq_delivery *d)
+{
+	return publish_row(w, r, d, NULL);
+}
+
+int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
+			uint64_t gen, const uint64_t *tags, size_t n)
+{
+	uint64_t *copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (copy == NULL)
+		return GB_ENOMEM;
+	memcpy(copy, tags, n * sizeof(*copy));
+	struct wk_pending *p = NULL;
+	int rc = publish_row(w, r, NULL, &p);
+	if (rc != GB_OK) {
+		free(copy);
+		return rc;
+	}
+	p->tags = copy;
+	p->ntags = n;
+	p->gen = gen;
 	return GB_OK;
 }
 
@@ -150,6 +190,8 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 		}
 		if (p->has_delivery)
 			amq_ack(w->amq, p->gen, p->tag);
+		for (size_t i = 0; i < p->ntags; i++)
+			amq_ack(w->amq, p->gen, p->tags[i]);
 		break;
 	case AMQ_CONFIRM_NACK:
 		/* The broker refused the event: hand the request back; its
@@ -157,11 +199,16 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 		log_warn("broker refused publish %" PRIu64, seq);
 		if (p->has_delivery)
 			amq_nack(w->amq, p->gen, p->tag, 1);
+		for (size_t i = 0; i < p->ntags; i++)
+			amq_nack(w->amq, p->gen, p->tags[i], 1);
 		break;
 	case AMQ_CONFIRM_LOST:
 		/* Connection gone: the broker requeues the delivery itself. */
 		break;
 	}
+	free(p->tags);
+	p->tags = NULL;
+	p->ntags = 0;
 	p->used = 0;
 }
 
@@ -440,6 +487,9 @@ struct wk_route {
 static const struct wk_route wk_routes[] = {
 	{"task.broker", handle_task_broker},
 	{"job.broker", wk_handle_job_broker},
+	{"job.submit", wk_handle_job_submit},
+	{"pilot.match", wk_handle_pilot_match},
+	{"job.status", wk_handle_job_status},
 	{NULL, NULL},
 };
 

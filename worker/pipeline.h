@@ -28,6 +28,7 @@
 #include "store.h"
 
 struct wk_pending; /* a publish waiting for its confirm */
+struct wk_tq;      /* the DIRAC side's state (pipeline_match.c) */
 
 struct wk_worker {
 	const struct gb_config *cfg;
@@ -38,9 +39,11 @@ struct wk_worker {
 	struct wk_pending *pend;   /* cfg->amqp_confirm_window slots */
 	size_t npend;
 	int db_down;               /* set on GB_EDBGONE until reconnected */
+	struct wk_tq *tq;          /* task queue index, match batch, leader */
 	/* counters (exported as metrics later) */
 	unsigned long n_decided, n_assigned, n_pending, n_dead, n_dup,
-		n_retried, n_relayed, n_db_errors;
+		n_retried, n_relayed, n_db_errors, n_matched, n_nomatch,
+		n_claim_lost, n_submitted, n_status;
 };
 
 /* Set up `w` (allocates the confirm table). Returns 0 or GB_ENOMEM. */
@@ -51,6 +54,17 @@ void wk_free(struct wk_worker *w);
 /* amq callbacks; `ud` is the struct wk_worker. */
 void wk_on_delivery(void *ud, const struct amq_delivery *d);
 void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome);
+
+/* amq on_idle callback: decide the pilot.match requests batched so far
+** (group commit). */
+void wk_on_idle(void *ud);
+
+/*
+** Periodic DIRAC work, every tick: refresh the task queue index and, on
+** the worker holding the leader lease, recompute priorities (PR-08), sample
+** the running-job history (PR-04) and delete empty task queues.
+*/
+void wk_tq_tick(struct wk_worker *w);
 
 /* Periodic work: retry due pending tasks; publish leftover outbox rows. */
 void wk_pending_scan(struct wk_worker *w);

@@ -11,8 +11,12 @@
 #include <msgpack.h>
 
 #include "arena.h"
+#include "codec_tq.h"
 #include "decision.h"
 #include "pipeline.h"
+#include "priority.h"
+#include "tqindex.h"
+#include "tqsync.h"
 
 #define WK_DB_RETRIES 3    /* deadlock / lock-wait retries of one request */
 #define WK_RETRY_BATCH 20  /* pending requests retried per scan */
@@ -65,9 +69,74 @@ void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
 /* Test seam: GB_TEST_CRASH_AT=<where> kills the process at that point. */
 void wk_crash_point(const char *where);
 
+/*
+** As wk_publish_row, but the confirm settles n deliveries (gen, tags[]) of
+** one group commit: all acked, or all nacked with requeue when the broker
+** refuses. The tags are copied.
+*/
+int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
+			uint64_t gen, const uint64_t *tags, size_t n);
+
 /* Job brokerage (pipeline_jobs.c). */
 void wk_handle_job_broker(struct wk_worker *w, const struct amq_delivery *d,
 			  struct arena *a);
 void wk_jobs_pending_scan(struct wk_worker *w);
+
+/* One pilot.match waiting in the batch (strings in the batch arena). */
+struct wk_match_req {
+	uint64_t gen, tag;
+	char *msgid, *reply_to, *corr_id;
+	struct cdt_pilot p;
+	int state;               /* WK_MR_* of pipeline_match.c */
+	long long job_id, tq_id; /* the current pick */
+	int prio;                /* its UserPriority (to put it back) */
+	int lost;                /* picks other workers claimed first */
+	struct tq_result res;
+	const char *code, *reason;
+	long long tq_cpu;
+	const char *owner, *owner_group;
+	long long decision_id;
+};
+
+struct wk_tq {
+	struct tqi_index *idx;
+	struct tqs_state sync;
+	double refreshed_at;      /* monotonic s of the last refresh */
+	/* groups, corrector settings, CPU segments (store_tq config) */
+	struct arena cfg_arena;
+	struct pr_config pcfg;
+	long long *seg;
+	size_t nseg;
+	double cfg_at;            /* monotonic s of the last load, 0 never */
+	/* the batch */
+	struct arena batch_arena;
+	struct wk_match_req *req;
+	size_t nreq, cap;
+	double *weights;
+	size_t nweights;
+	/* leader */
+	int leader;
+	double lease_next, prio_next, sample_next, cleanup_next;
+};
+
+/* DIRAC side. pipeline_match.c: pilot.match (batched, see wk_on_idle) and
+** the state of struct wk_tq; pipeline_tq.c: job.submit, job.status and the
+** leader's periodic work. */
+int wk_tq_init(struct wk_worker *w);
+void wk_tq_free(struct wk_worker *w);
+void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
+			   struct arena *a);
+void wk_handle_job_submit(struct wk_worker *w, const struct amq_delivery *d,
+			  struct arena *a);
+void wk_handle_job_status(struct wk_worker *w, const struct amq_delivery *d,
+			  struct arena *a);
+/* Refresh the index when it is older than index_refresh_ms (or never
+** loaded); 0 when the index is usable. */
+int wk_tq_fresh(struct wk_worker *w, int force);
+/* The groups/segments configuration, reloaded from MariaDB at most every
+** 30 s (grid load changes it). */
+int wk_tq_config(struct wk_worker *w);
+/* 1 when `group` has JOB_SHARING in the loaded configuration. */
+int wk_tq_job_sharing(const struct wk_worker *w, const char *group);
 
 #endif

@@ -323,6 +323,11 @@ static void stmts_close(struct st_db *db)
 			mysql_stmt_close(db->stmt[i]);
 		db->stmt[i] = NULL;
 	}
+	for (int i = 0; i < ST_NROWSTMT; i++) {
+		if (db->rowstmt[i].stmt)
+			mysql_stmt_close(db->rowstmt[i].stmt);
+		memset(&db->rowstmt[i], 0, sizeof(db->rowstmt[i]));
+	}
 }
 
 int st_prepared(struct st_db *db, enum st_sid id, const char *sql,

@@ -65,7 +65,24 @@ enum st_sid {
 	/* Job brokerage (store_jobs.c) numbers its statements from here. */
 	ST_SID_JOBS_BASE,
 	ST_SID_JOBS_LAST = ST_SID_JOBS_BASE + 31,
+	/* DIRAC task queues (store_tq*.c) number their statements from here. */
+	ST_SID_TQ_BASE,
+	ST_SID_TQ_LAST = ST_SID_TQ_BASE + 63,
 	ST_NSID
+};
+
+/*
+** Statements whose text depends on a row count (multi-row INSERTs of
+** store_tq*.c: "VALUES (?,?),(?,?),..."), prepared per (kind, rows) on
+** first use and kept, least recently used first out, so a steady load of
+** batches of a few sizes prepares each size once per connection.
+*/
+#define ST_NROWSTMT 64
+struct st_rowstmt {
+	int kind;                /* the owner's statement kind, 0 = free slot */
+	unsigned rows;           /* rows of the VALUES list */
+	unsigned long long used; /* st_db.rowstmt_tick at the last use */
+	MYSQL_STMT *stmt;
 };
 
 struct st_db {
@@ -74,6 +91,9 @@ struct st_db {
 	char msg[512];                /* last error text (st_error) */
 	unsigned errnum;              /* its server/client number, 0 if ours */
 	int params_warned;            /* bad params rows logged on this link */
+	/* Per-row-count statements (store_tq*.c), closed with stmt[]. */
+	struct st_rowstmt rowstmt[ST_NROWSTMT];
+	unsigned long long rowstmt_tick;
 	/* What st_reconnect needs; copied so the caller's config may change. */
 	char host[CFG_STR];
 	int port;

@@ -31,7 +31,7 @@
 #include "pipeline.h"
 #include "store.h"
 
-#define GB_SCHEMA_REQUIRED 3 /* migrations this binary needs */
+#define GB_SCHEMA_REQUIRED 4 /* migrations this binary needs */
 #define TICK_MS 250
 #define DRAIN_TIMEOUT_S 30
 
@@ -80,6 +80,12 @@ static void on_delivery(void *ud, const struct amq_delivery *d)
 {
 	struct app *app = ud;
 	wk_on_delivery(&app->w, d);
+}
+
+static void on_idle(void *ud)
+{
+	struct app *app = ud;
+	wk_on_idle(&app->w);
 }
 
 static void on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
@@ -152,6 +158,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			wk_pending_scan(&app->w);
 			app->next_pending = t + app->cfg.pending_scan_interval;
 		}
+		wk_tq_tick(&app->w);
 		if (t >= app->next_relay) {
 			wk_outbox_relay(&app->w);
 			app->next_relay = t + app->cfg.outbox_scan_interval;
@@ -323,6 +330,7 @@ int main(int argc, char **argv)
 	app.cb.on_delivery = on_delivery;
 	app.cb.on_confirm = on_confirm;
 	app.cb.on_state = on_state;
+	app.cb.on_idle = on_idle;
 	app.db_backoff = 0.5;
 	sd_watchdog_enabled(0, &app.watchdog_usec);
 
@@ -343,9 +351,13 @@ int main(int argc, char **argv)
 	event_base_dispatch(app.base);
 
 	log_info("stopping: %lu decided (%lu assigned, %lu pending), %lu "
-		 "duplicates, %lu dead-lettered, %lu retried, %lu relayed",
+		 "duplicates, %lu dead-lettered, %lu retried, %lu relayed; "
+		 "pilots: %lu matched, %lu without a job, %lu claims lost; "
+		 "%lu jobs submitted, %lu status updates",
 		 app.w.n_decided, app.w.n_assigned, app.w.n_pending,
-		 app.w.n_dup, app.w.n_dead, app.w.n_retried, app.w.n_relayed);
+		 app.w.n_dup, app.w.n_dead, app.w.n_retried, app.w.n_relayed,
+		 app.w.n_matched, app.w.n_nomatch, app.w.n_claim_lost,
+		 app.w.n_submitted, app.w.n_status);
 	amqp_down(&app);
 	wk_free(&app.w);
 	event_free(app.tick);

@@ -237,6 +237,13 @@ static const struct {
 	{ "worker.max_decode_bytes", "8388608", 0 },
 	{ "worker.clock_offset_file", "", 1 },
 	{ "worker.watchdog", "1", 0 },
+	{ "dirac.match_batch", "64", 0 },
+	{ "dirac.index_refresh_ms", "100", 1 },
+	{ "dirac.leader_lease", "30", 0 },
+	{ "dirac.priority_interval", "120", 1 },
+	{ "dirac.history_interval", "900", 1 },
+	{ "dirac.history_keep", "1209600", 1 },
+	{ "dirac.cleanup_age", "300", 1 },
 };
 #define N_PROMISED (sizeof(promised) / sizeof(promised[0]))
 
@@ -337,7 +344,11 @@ static void test_full_file_roundtrip(void **state)
 		 "pending_scan_interval = 1\noutbox_scan_interval = 3600\n"
 		 "outbox_lease = 7\nmax_message_bytes = 1024\n"
 		 "max_decode_bytes = 65536\nclock_offset_file = %s/offset\n"
-		 "watchdog = 0\n",
+		 "watchdog = 0\n"
+		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
+		 "leader_lease = 5\npriority_interval = 86400\n"
+		 "history_interval = 1\nhistory_keep = 3600\n"
+		 "cleanup_age = 0\n",
 		 amqp_pw, tdir, db_pw, tdir);
 	write_conf(text);
 
@@ -377,6 +388,13 @@ static void test_full_file_roundtrip(void **state)
 		{ "worker.max_decode_bytes", "65536" },
 		{ "worker.clock_offset_file", want_off },
 		{ "worker.watchdog", "0" },
+		{ "dirac.match_batch", "1" },
+		{ "dirac.index_refresh_ms", "60000" },
+		{ "dirac.leader_lease", "5" },
+		{ "dirac.priority_interval", "86400" },
+		{ "dirac.history_interval", "1" },
+		{ "dirac.history_keep", "3600" },
+		{ "dirac.cleanup_age", "0" },
 	};
 	assert_int_equal(sizeof(rows) / sizeof(rows[0]), nkeys());
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

@@ -29,58 +29,7 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static json_t *load_text(const char *text)
-{
-	json_error_t e;
-	json_t *j = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-			       &e);
-	if (j == NULL)
-		fail_msg("bad test JSON: %s", e.text);
-	return j;
-}
-
-/*
-** Set (or, with value NULL, delete) the field at `path` ("queues[0].x",
-** "sw.Q1.tags[0]"); an index equal to the array's size appends.
-*/
-static void apply_patch(json_t *root, const char *path, const char *value)
-{
-	char buf[200];
-	snprintf(buf, sizeof(buf), "%s", path);
-	json_t *v = value ? load_text(value) : NULL;
-	json_t *cur = root;
-	char *save = NULL;
-	for (char *part = strtok_r(buf, ".", &save); part;) {
-		char *next = strtok_r(NULL, ".", &save);
-		char *br = strchr(part, '[');
-		long idx = -1;
-		if (br) {
-			idx = strtol(br + 1, NULL, 10);
-			*br = '\0';
-		}
-		if (next == NULL && idx < 0) {
-			if (v)
-				json_object_set_new(cur, part, v);
-			else
-				json_object_del(cur, part);
-			return;
-		}
-		cur = json_object_get(cur, part);
-		assert_non_null(cur);
-		if (idx >= 0 && next == NULL) {
-			assert_non_null(v);
-			if ((size_t)idx == json_array_size(cur))
-				json_array_append_new(cur, v);
-			else
-				json_array_set_new(cur, (size_t)idx, v);
-			return;
-		}
-		if (idx >= 0)
-			cur = json_array_get(cur, (size_t)idx);
-		assert_non_null(cur);
-		part = next;
-	}
-}
+#include "jsonpatch.h"
 
 /* ---- a small valid scenario ---------------------------------------------- */
 

@@ -1,0 +1,721 @@
+/*
+** pipeline_match.c — pilot.match: hand each pilot the right waiting job
+** (TQ-04..TQ-10), many pilots per MariaDB transaction.
+**
+** Why batched: a pilot's match must be durable before its reply, and one
+** durable commit costs more than everything else of a match together
+** (about 0.6 ms here, ~1,600 commits/s per client). So deliveries are not
+** decided one by one: wk_handle_pilot_match only validates and queues
+** them, and when the AMQP pump has read every frame that was waiting
+** (amq on_idle), or the batch is full, the queued pilots are decided
+** together:
+**
+**   refresh the in-memory task queue index if it is older than
+**   index_refresh_ms (tqsync.h)
+**   -> per pilot: tq_match over the index's views (no SQL); the picked job
+**      leaves the index at once, so two pilots of one batch never pick the
+**      same job
+**   -> one transaction: st_tq_claim removes the picked jobs from tq_jobs
+**      and says which this transaction won (TQ-09); a pilot whose job
+**      another worker won picks again (up to WK_MATCH_ROUNDS picks), then
+**      st_tq_record writes every decision (matched or not, with the TQ-10
+**      counts) and the outbox gets one pilot.matched and one pilot.nomatch
+**      event for the whole batch; commit
+**   -> reply to each pilot (default exchange, its reply_to, its
+**      correlation_id), publish the events with a confirm, and ack the
+**      deliveries when the event is confirmed.
+**
+** Nothing is lost or done twice: before the commit nothing is written and
+** the deliveries are redelivered; after it a redelivered request finds its
+** recorded decision (pilot_matches.request_id is UNIQUE) and the pilot
+** gets the same answer again; the events sit in the outbox until a confirm.
+** A rolled-back transaction puts the picked jobs back into the index.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "gb_error.h"
+#include "log.h"
+#include "pipeline_internal.h"
+#include "store_tq.h"
+
+#define WK_MATCH_ROUNDS 3     /* picks per pilot before "claim_conflict" */
+#define WK_REQ_BYTES 8192     /* batch arena per queued request */
+#define WK_CFG_RELOAD_S 30.0  /* groups/segments re-read period */
+
+enum {
+	WK_MR_NEW = 0,     /* queued */
+	WK_MR_REDELIVERED, /* queued, the broker says it was delivered before */
+	WK_MR_PICKED,      /* has a pick to claim */
+	WK_MR_MATCHED,     /* claimed */
+	WK_MR_NOMATCH,     /* decided: nothing */
+	WK_MR_DONE,        /* answered from an earlier decision, settled */
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- state ------------------------------------------------------------- */
+
+int wk_tq_init(struct wk_worker *w)
+{
+	struct wk_tq *t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return GB_ENOMEM;
+	t->cap = (size_t)(w->cfg->match_batch > 0 ? w->cfg->match_batch : 1);
+	t->req = calloc(t->cap, sizeof(*t->req));
+	t->idx = tqi_new();
+	if (t->req == NULL || t->idx == NULL) {
+		free(t->req);
+		tqi_free(t->idx);
+		free(t);
+		return GB_ENOMEM;
+	}
+	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
+	arena_init(&t->cfg_arena, 4u << 20);
+	w->tq = t;
+	return GB_OK;
+}
+
+void wk_tq_free(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	if (t == NULL)
+		return;
+	tqi_free(t->idx);
+	free(t->req);
+	free(t->weights);
+	arena_free(&t->batch_arena);
+	arena_free(&t->cfg_arena);
+	free(t);
+	w->tq = NULL;
+}
+
+int wk_tq_config(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	double now = mono_s();
+	if (t->cfg_at > 0 && now - t->cfg_at < WK_CFG_RELOAD_S)
+		return GB_OK;
+	struct arena fresh;
+	arena_init(&fresh, 4u << 20);
+	struct pr_config c;
+	long long *seg = NULL;
+	size_t nseg = 0;
+	int rc = st_tq_config_load(w->db, &fresh, &c, &seg, &nseg);
+	if (rc != GB_OK) {
+		arena_free(&fresh);
+		/* Keep what we had; a first load must succeed. */
+		return t->cfg_at > 0 ? GB_OK : rc;
+	}
+	arena_free(&t->cfg_arena);
+	t->cfg_arena = fresh;
+	t->pcfg = c;
+	t->seg = seg;
+	t->nseg = nseg;
+	t->cfg_at = now;
+	return GB_OK;
+}
+
+int wk_tq_job_sharing(const struct wk_worker *w, const char *group)
+{
+	const struct wk_tq *t = w->tq;
+	if (group == NULL)
+		return 0;
+	for (size_t i = 0; i < t->pcfg.ngroups; i++)
+		if (strcmp(t->pcfg.groups[i].name, group) == 0)
+			return t->pcfg.groups[i].job_sharing;
+	return 0;
+}
+
+int wk_tq_fresh(struct wk_worker *w, int force)
+{
+	struct wk_tq *t = w->tq;
+	double now = mono_s();
+	struct tqs_stats st;
+	memset(&st, 0, sizeof(st));
+	int rc;
+	if (!t->sync.loaded) {
+		rc = tqs_load(w->db, t->idx, &t->sync, &st);
+		if (rc == GB_OK)
+			log_info("task queue index loaded: %zu task queues, %zu "
+				 "waiting jobs",
+				 tqi_ntqs(t->idx), tqi_njobs(t->idx));
+	} else if (force ||
+		   now - t->refreshed_at >= w->cfg->index_refresh_ms / 1e3) {
+		rc = tqs_refresh(w->db, t->idx, &t->sync, &st);
+		if (rc == GB_OK && (st.tqs_added || st.tqs_removed))
+			log_debug("task queue index: +%zu -%zu TQs, +%zu -%zu "
+				  "jobs, %zu priorities changed",
+				  st.tqs_added, st.tqs_removed, st.jobs_added,
+				  st.jobs_removed, st.priorities_changed);
+	} else {
+		return GB_OK;
+	}
+	if (rc != GB_OK) {
+		/* A half-applied refresh is repaired by a full load. */
+		t->sync.loaded = 0;
+		return rc;
+	}
+	t->refreshed_at = now;
+	return GB_OK;
+}
+
+/* ---- queueing ---------------------------------------------------------- */
+
+static char *keep(struct wk_tq *t, const char *s)
+{
+	return s ? arena_strdup(&t->batch_arena, s) : NULL;
+}
+
+static void reset_batch(struct wk_tq *t)
+{
+	t->nreq = 0;
+	arena_free(&t->batch_arena);
+	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
+}
+
+static void flush(struct wk_worker *w);
+
+void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
+			   struct arena *a)
+{
+	struct wk_tq *t = w->tq;
+	struct cdt_pilot p;
+	struct cod_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = cdt_decode_pilot(d->body, d->len, a, &p, &err);
+	if (rc != GB_OK) {
+		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
+			       err.problem[0] ? err.problem : gb_strerror(rc));
+		return;
+	}
+	if (t->nreq == t->cap)
+		flush(w);
+	struct wk_match_req *r = &t->req[t->nreq];
+	memset(r, 0, sizeof(*r));
+	r->gen = d->gen;
+	r->tag = d->tag;
+	r->state = d->redelivered ? WK_MR_REDELIVERED : WK_MR_NEW;
+	r->msgid = keep(t, d->props.message_id);
+	r->reply_to = keep(t, d->props.reply_to);
+	r->corr_id = keep(t, d->props.correlation_id);
+	r->p.pilot_id = keep(t, p.pilot_id);
+	r->p.setup = keep(t, p.setup);
+	r->p.cpu_time = p.cpu_time;
+	r->p.site = keep(t, p.site);
+	r->p.grid_ce = keep(t, p.grid_ce);
+	r->p.platform = keep(t, p.platform);
+	r->p.pilot_type = keep(t, p.pilot_type);
+	r->p.owner_group = keep(t, p.owner_group);
+	r->p.owner = keep(t, p.owner);
+	if (r->msgid == NULL || r->p.pilot_id == NULL || r->p.setup == NULL ||
+	    r->p.site == NULL || (d->props.reply_to && r->reply_to == NULL) ||
+	    (d->props.correlation_id && r->corr_id == NULL)) {
+		/* The batch arena is sized for cap requests of the largest
+		** valid size; running out means a bug, not bad input. */
+		log_error("pilot.match %s: batch memory exhausted; requeued",
+			  d->props.message_id);
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+	t->nreq++;
+	if (t->nreq == t->cap)
+		flush(w);
+}
+
+void wk_on_idle(void *ud)
+{
+	struct wk_worker *w = ud;
+	if (w->tq && w->tq->nreq)
+		flush(w);
+}
+
+/* ---- replies ----------------------------------------------------------- */
+
+static void fill_match(const struct wk_match_req *r, struct cdt_match *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->decision_id = r->decision_id;
+	m->request_id = r->msgid;
+	m->pilot_id = r->p.pilot_id;
+	m->site = r->p.site;
+	m->matched = r->state == WK_MR_MATCHED;
+	if (m->matched) {
+		m->job_id = r->job_id;
+		m->tq_id = r->tq_id;
+		m->owner = r->owner;
+		m->owner_group = r->owner_group;
+		m->tq_cpu_time = r->tq_cpu;
+	}
+	m->code = r->code;
+	m->reason = r->reason;
+	m->considered = r->res.in;
+	m->matched_tqs = r->res.matched;
+	m->empty = r->res.empty;
+	memcpy(m->rejected, r->res.rejected, sizeof(m->rejected));
+}
+
+/* Publish one reply; 0, or an error when the pilot will not get it now
+** (the caller then lets the request be redelivered). */
+static int send_reply(struct wk_worker *w, const char *reply_to,
+		      const char *corr_id, const struct cdt_match *m)
+{
+	if (reply_to == NULL || reply_to[0] == '\0')
+		return GB_OK; /* a fire-and-forget request: events only */
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdt_encode_reply(m, &sb);
+	if (rc == GB_OK) {
+		char msgid[64];
+		snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-reply",
+			 m->decision_id);
+		struct amq_props props = {
+			.message_id = msgid,
+			.type = "pilot.match.reply",
+			.content_type = "application/msgpack",
+			.correlation_id = corr_id,
+		};
+		rc = amq_publish(w->amq, "", reply_to, &props, sb.data,
+				 sb.size, NULL);
+	}
+	msgpack_sbuffer_destroy(&sb);
+	if (rc == GB_EINVAL) {
+		/* A decision our own encoder refuses is a bug; requeueing it
+		** would loop. The decision is recorded; the pilot asks again. */
+		log_error("pilot.match reply for decision %lld does not "
+			  "encode; the pilot gets no reply",
+			  m->decision_id);
+		return GB_OK;
+	}
+	return rc;
+}
+
+/* A redelivered request already decided: answer it the same way again. */
+static void answer_again(struct wk_worker *w, struct wk_match_req *r,
+			 const struct cdt_match *m)
+{
+	w->n_dup++;
+	log_info("pilot.match %s already decided (decision %lld); answering "
+		 "again", r->msgid, m->decision_id);
+	if (send_reply(w, r->reply_to, r->corr_id, m) == GB_OK)
+		amq_ack(w->amq, r->gen, r->tag);
+	else
+		amq_nack(w->amq, r->gen, r->tag, 1);
+	r->state = WK_MR_DONE;
+}
+
+/* Requests the broker marks redelivered: look for their decision first. */
+static int answer_redelivered(struct wk_worker *w, struct arena *a)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state != WK_MR_REDELIVERED)
+			continue;
+		struct cdt_match m;
+		int found = 0;
+		int rc = st_tq_match_get(w->db, r->msgid, a, &m, &found);
+		if (rc != GB_OK)
+			return rc;
+		if (found)
+			answer_again(w, r, &m);
+		else
+			r->state = WK_MR_NEW;
+	}
+	return GB_OK;
+}
+
+/* ---- deciding ---------------------------------------------------------- */
+
+/* Pick a job for every pilot still without one, from the index. */
+static void pick_all(struct wk_worker *w, struct gb_rng *rng)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state != WK_MR_NEW)
+			continue;
+		size_t n = 0;
+		const struct tq_view *v = tqi_views(t->idx, &n);
+		if (n > t->nweights) {
+			double *nw = realloc(t->weights, n * sizeof(*nw));
+			if (nw == NULL) {
+				r->state = WK_MR_NOMATCH;
+				r->code = "internal";
+				r->reason = "out of memory";
+				continue;
+			}
+			t->weights = nw;
+			t->nweights = n;
+		}
+		struct tq_resource res;
+		tqi_resource(t->idx, r->p.setup, r->p.cpu_time, r->p.site,
+			     r->p.grid_ce, r->p.platform, r->p.pilot_type,
+			     r->p.owner_group, r->p.owner, &res);
+		res.job_sharing = wk_tq_job_sharing(w, r->p.owner_group);
+		int rc = tq_match(v, n, &res, rng, t->weights, NULL, &r->res);
+		/* The wire format caps strings at COD_MAX_STRING - 1 bytes;
+		** the text is ASCII, so cutting it is safe. */
+		char buf[COD_MAX_STRING];
+		tq_result_format(&r->res, buf, sizeof(buf));
+		if (rc != GB_OK || r->res.chosen < 0) {
+			r->state = WK_MR_NOMATCH;
+			r->code = r->lost ? "claim_conflict"
+					  : tq_result_code(&r->res);
+			r->reason = arena_strdup(&t->batch_arena, buf);
+			continue;
+		}
+		const struct tq_view *c = &v[r->res.chosen];
+		r->job_id = r->res.job_id;
+		r->tq_id = c->tq_id;
+		r->prio = c->levels[r->res.level].user_priority;
+		r->tq_cpu = c->cpu_time;
+		r->owner = tqi_name(t->idx, c->owner);
+		r->owner_group = tqi_name(t->idx, c->owner_group);
+		r->reason = arena_strdup(&t->batch_arena, buf);
+		r->state = WK_MR_PICKED;
+		/* Out of the index now: the next pilot of this batch must not
+		** see it. tqi_job_remove invalidates `v`; re-read next time. */
+		tqi_job_remove(t->idx, r->tq_id, r->job_id);
+	}
+}
+
+/* Claim every pick (TQ-09); losers go back to NEW for another pick. */
+static int claim_all(struct wk_worker *w, size_t *lost)
+{
+	struct wk_tq *t = w->tq;
+	long long ids[ST_TQ_CLAIM_MAX];
+	size_t who[ST_TQ_CLAIM_MAX];
+	int claimed[ST_TQ_CLAIM_MAX];
+	size_t i = 0;
+	*lost = 0;
+	while (i < t->nreq) {
+		size_t k = 0;
+		for (; i < t->nreq && k < ST_TQ_CLAIM_MAX; i++)
+			if (t->req[i].state == WK_MR_PICKED) {
+				ids[k] = t->req[i].job_id;
+				who[k++] = i;
+			}
+		if (k == 0)
+			break;
+		int rc = st_tq_claim(w->db, ids, k, claimed);
+		if (rc != GB_OK)
+			return rc;
+		for (size_t j = 0; j < k; j++) {
+			struct wk_match_req *r = &t->req[who[j]];
+			if (claimed[j]) {
+				r->state = WK_MR_MATCHED;
+				r->code = "matched";
+			} else {
+				/* Another worker won it: it stays out of our
+				** index, and this pilot picks again. */
+				r->state = WK_MR_NEW;
+				r->lost++;
+				(*lost)++;
+				w->n_claim_lost++;
+			}
+		}
+	}
+	return GB_OK;
+}
+
+/* After a rollback: the claimed and picked jobs are waiting again. */
+static void undo(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state == WK_MR_MATCHED || r->state == WK_MR_PICKED)
+			tqi_job_add(t->idx, r->tq_id, r->job_id, r->prio);
+		if (r->state != WK_MR_DONE) {
+			r->state = WK_MR_NEW;
+			r->lost = 0;
+			r->job_id = r->tq_id = 0;
+		}
+	}
+}
+
+/* The detail kept with the decision (gridbroker why, explain). */
+static char *detail_json(struct arena *a, const struct wk_match_req *r)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf),
+			 "{\"considered\":%zu,\"matched\":%zu,\"empty\":%zu,"
+			 "\"entrants\":%zu,\"topCpuTime\":%lld,"
+			 "\"lotteryTotal\":%.6g,\"lostClaims\":%d,"
+			 "\"rejected\":{",
+			 r->res.in, r->res.matched, r->res.empty,
+			 r->res.entrants, r->res.top_cpu,
+			 r->res.lottery_total, r->lost);
+	const char *sep = "";
+	for (int f = 0; f < TQ_NFILTERS && n > 0 && (size_t)n < sizeof(buf);
+	     f++) {
+		if (r->res.rejected[f] == 0)
+			continue;
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\"%s\":%zu",
+			      sep, tq_filter((enum tq_filter_id)f)->name,
+			      r->res.rejected[f]);
+		sep = ",";
+	}
+	if (n > 0 && (size_t)n < sizeof(buf))
+		snprintf(buf + n, sizeof(buf) - (size_t)n, "}}");
+	return arena_strdup(a, buf);
+}
+
+/* Queue one batch event (all matched or all not) in the outbox. */
+static int batch_event(struct wk_worker *w, const char *event, int matched,
+		       long long now, struct arena *a,
+		       struct st_outbox_row *row, int *have)
+{
+	struct wk_tq *t = w->tq;
+	*have = 0;
+	struct cdt_match *items = arena_alloc(a, t->nreq * sizeof(*items));
+	if (items == NULL)
+		return GB_ETOOBIG;
+	size_t n = 0;
+	const char *first_req = NULL;
+	for (size_t i = 0; i < t->nreq; i++) {
+		const struct wk_match_req *r = &t->req[i];
+		int m = r->state == WK_MR_MATCHED;
+		if (r->state == WK_MR_DONE || m != matched)
+			continue;
+		fill_match(r, &items[n++]);
+		if (first_req == NULL)
+			first_req = r->msgid;
+	}
+	if (n == 0)
+		return GB_OK;
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdt_encode_match_event(event, items, n, &sb);
+	if (rc == GB_OK) {
+		char msgid[96];
+		snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-%s",
+			 items[0].decision_id, matched ? "matched" : "nomatch");
+		memset(row, 0, sizeof(*row));
+		row->message_id = arena_strdup(a, msgid);
+		row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
+		row->routing_key = arena_strdup(a, event);
+		row->type = row->routing_key;
+		row->body = arena_alloc(a, sb.size ? sb.size : 1);
+		row->len = sb.size;
+		if (!row->message_id || !row->exchange || !row->routing_key ||
+		    !row->body) {
+			rc = GB_ENOMEM;
+		} else {
+			memcpy(row->body, sb.data, sb.size);
+			rc = st_outbox_add(w->db, row->message_id, first_req,
+					   row->exchange, row->routing_key,
+					   row->type, row->body, row->len,
+					   w->id, now + w->cfg->outbox_lease,
+					   &row->id);
+			*have = rc == GB_OK;
+		}
+	}
+	msgpack_sbuffer_destroy(&sb);
+	return rc;
+}
+
+/*
+** One attempt: pick, claim (re-picking for lost claims), record, queue the
+** events, commit. Returns 0 or an error after rolling back (and undoing
+** the index changes).
+*/
+static int decide_batch(struct wk_worker *w, long long now, struct arena *a,
+			struct st_outbox_row ev[2], int have[2])
+{
+	struct wk_tq *t = w->tq;
+	struct gb_rng rng;
+	gb_rng_seed(&rng, wk_seed(w, t->req[0].msgid, now));
+	int rc = st_begin(w->db);
+	for (int round = 0; rc == GB_OK && round < WK_MATCH_ROUNDS; round++) {
+		pick_all(w, &rng);
+		size_t lost = 0;
+		rc = claim_all(w, &lost);
+		if (lost == 0)
+			break;
+	}
+	/* Pilots whose every pick was taken by another worker. */
+	for (size_t i = 0; rc == GB_OK && i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state != WK_MR_NEW)
+			continue;
+		r->state = WK_MR_NOMATCH;
+		r->code = "claim_conflict";
+		r->reason = "every job picked for this pilot was claimed by "
+			    "another worker first; ask again";
+	}
+	struct st_tq_match_rec *recs = NULL;
+	size_t nrec = 0;
+	if (rc == GB_OK) {
+		recs = arena_alloc(a, t->nreq * sizeof(*recs));
+		if (recs == NULL)
+			rc = GB_ETOOBIG;
+	}
+	for (size_t i = 0; rc == GB_OK && i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state == WK_MR_DONE)
+			continue;
+		fill_match(r, &recs[nrec].m);
+		recs[nrec].detail_json = detail_json(a, r);
+		nrec++;
+	}
+	for (size_t off = 0; rc == GB_OK && off < nrec;
+	     off += ST_TQ_RECORD_MAX) {
+		size_t k = nrec - off < ST_TQ_RECORD_MAX ? nrec - off
+							 : ST_TQ_RECORD_MAX;
+		rc = st_tq_record(w->db, recs + off, k, now);
+	}
+	if (rc == GB_OK) {
+		size_t j = 0;
+		for (size_t i = 0; i < t->nreq; i++)
+			if (t->req[i].state != WK_MR_DONE)
+				t->req[i].decision_id = recs[j++].m.decision_id;
+		rc = batch_event(w, "pilot.matched", 1, now, a, &ev[0],
+				 &have[0]);
+	}
+	if (rc == GB_OK)
+		rc = batch_event(w, "pilot.nomatch", 0, now, a, &ev[1],
+				 &have[1]);
+	if (rc == GB_OK)
+		rc = st_commit(w->db);
+	if (rc != GB_OK) {
+		if (w->db)
+			st_rollback(w->db);
+		undo(w);
+		have[0] = have[1] = 0;
+	}
+	return rc;
+}
+
+/* After the commit: reply, publish the events, settle the deliveries. */
+static void answer_batch(struct wk_worker *w, struct st_outbox_row ev[2],
+			 const int have[2], struct arena *a)
+{
+	struct wk_tq *t = w->tq;
+	uint64_t *tags = arena_alloc(a, t->nreq * sizeof(*tags) + 1);
+	size_t ntags = 0;
+	uint64_t gen = 0;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state == WK_MR_DONE)
+			continue;
+		struct cdt_match m;
+		fill_match(r, &m);
+		if (r->state == WK_MR_MATCHED) {
+			w->n_matched++;
+			log_debug("pilot %s at %s: job %lld of TQ %lld "
+				  "(decision %lld, request %s)",
+				  r->p.pilot_id, r->p.site, r->job_id,
+				  r->tq_id, r->decision_id, r->msgid);
+		} else {
+			w->n_nomatch++;
+			log_debug("pilot %s at %s: no job, %s: %s (decision "
+				  "%lld, request %s)",
+				  r->p.pilot_id, r->p.site, r->code,
+				  r->reason ? r->reason : "", r->decision_id,
+				  r->msgid);
+		}
+		if (send_reply(w, r->reply_to, r->corr_id, &m) != GB_OK) {
+			/* Decided but not told: the redelivery answers. */
+			amq_nack(w->amq, r->gen, r->tag, 1);
+			continue;
+		}
+		if (tags && (ntags == 0 || r->gen == gen)) {
+			gen = r->gen;
+			tags[ntags++] = r->tag;
+		} else {
+			amq_ack(w->amq, r->gen, r->tag);
+		}
+	}
+	w->n_decided += ntags;
+	/* Ack on the confirm of the last event. When it cannot be published
+	** now, ack at once: the decisions are committed and the outbox relay
+	** publishes the events later. */
+	int order[2], n = 0, settled = 0;
+	for (int k = 0; k < 2; k++)
+		if (have[k])
+			order[n++] = k;
+	for (int j = 0; j < n; j++) {
+		const struct st_outbox_row *row = &ev[order[j]];
+		if (j == n - 1 && ntags)
+			settled = wk_publish_row_acks(w, row, gen, tags,
+						      ntags) == GB_OK;
+		else
+			wk_publish_row(w, row, NULL);
+	}
+	if (!settled)
+		for (size_t i = 0; i < ntags; i++)
+			amq_ack(w->amq, gen, tags[i]);
+}
+
+static void nack_all(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].state != WK_MR_DONE)
+			amq_nack(w->amq, t->req[i].gen, t->req[i].tag, 1);
+}
+
+static void flush(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	if (t->nreq == 0)
+		return;
+	struct arena a;
+	arena_init(&a, t->cap * WK_REQ_BYTES + (1u << 20));
+	int rc = GB_OK;
+	if (w->db == NULL || w->db_down)
+		rc = GB_EDBGONE;
+	if (rc == GB_OK)
+		rc = wk_tq_config(w);
+	if (rc == GB_OK)
+		rc = wk_tq_fresh(w, 0);
+	if (rc == GB_OK)
+		rc = answer_redelivered(w, &a);
+	struct st_outbox_row ev[2];
+	int have[2] = {0, 0};
+	for (int attempt = 0; rc == GB_OK; attempt++) {
+		long long now = clk_now();
+		rc = decide_batch(w, now, &a, ev, have);
+		if (rc == GB_OK) {
+			wk_crash_point("after-commit");
+			answer_batch(w, ev, have, &a);
+			break;
+		}
+		if (rc == GB_EDUP) {
+			/* A request of the batch was decided before without
+			** the redelivered flag (published twice, or the flag
+			** lost): answer those from their records, decide the
+			** rest in the next attempt. */
+			for (size_t i = 0; i < t->nreq; i++)
+				if (t->req[i].state == WK_MR_NEW)
+					t->req[i].state = WK_MR_REDELIVERED;
+			rc = answer_redelivered(w, &a);
+			if (rc == GB_OK && attempt + 1 < WK_DB_RETRIES)
+				continue;
+			if (rc == GB_OK)
+				rc = GB_EDUP;
+			break;
+		}
+		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES) {
+			rc = GB_OK;
+			continue;
+		}
+		break;
+	}
+	if (rc != GB_OK) {
+		wk_db_failed(w, rc, "pilot.match batch");
+		nack_all(w);
+	}
+	arena_free(&a);
+	reset_batch(t);
+}

@@ -1,0 +1,112 @@
+/*
+** tqindex.h — a worker's in-memory index of the task queues and their
+** waiting jobs, so that matching a pilot is one pass of tq_match over
+** ~500 views with no SQL (only the claim touches MariaDB).
+**
+** What it holds: interned strings (owner, group, setup, every requirement
+** value) as uint32 ids; per task queue an engine view (struct tq_view)
+** whose requirement sets are sorted id arrays; per TQ and UserPriority the
+** waiting job ids in ascending order. A level's `lowest` points straight
+** into that order, so the views are always ready for tq_match. Removing
+** the lowest id (what a match usually takes) is O(1) amortised; other
+** removals and insertions cost a binary search and a move.
+**
+** How it stays fresh is tqsync.h's business; the index is plain data and
+** is unit-tested without servers. Pointers returned by tqi_views and the
+** levels inside are valid until the next call that changes the index.
+**
+** Memory: about 12 bytes per waiting job plus the TQs; a million jobs in
+** 500 TQs is ~15 MB. Allocation failures return GB_ENOMEM and leave the
+** index as it was.
+*/
+#ifndef GB_TQINDEX_H
+#define GB_TQINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "priority.h"
+#include "taskqueue.h"
+
+struct tqi_index;
+
+/* An empty index, or NULL when out of memory. The caller frees it with
+** tqi_free (NULL is accepted), which frees every string and array. */
+struct tqi_index *tqi_new(void);
+void tqi_free(struct tqi_index *x);
+
+/* Intern `s` (copied); the same string always gets the same id. Returns
+** TQ_ID_UNKNOWN on allocation failure. */
+uint32_t tqi_intern(struct tqi_index *x, const char *s);
+/* The id of `s`, or TQ_ID_UNKNOWN when no TQ ever used it (then it
+** matches no requirement set). */
+uint32_t tqi_lookup(const struct tqi_index *x, const char *s);
+/* The string of an id; NULL for an unknown id. */
+const char *tqi_name(const struct tqi_index *x, uint32_t id);
+
+/*
+** Add task queue tq_id or, when present, replace its owner, group, setup,
+** cpu_time and sets (its jobs stay, and so does its seq). Sets are string
+** sets (any order, repeats allowed; `set` NULL = no requirement at all);
+** every string is copied. priority as tqi_set_priority. Returns 0,
+** GB_EINVAL (tq_id <= 0, NULL strings, priority not finite) or GB_ENOMEM.
+*/
+int tqi_tq_put(struct tqi_index *x, long long tq_id, const char *owner,
+	       const char *owner_group, const char *setup, long long cpu_time,
+	       const struct tq_strset set[TQ_NFIELDS], double priority);
+
+/* Remove a TQ and its jobs. GB_ENOTFOUND when absent. */
+int tqi_tq_remove(struct tqi_index *x, long long tq_id);
+
+/* 1 when the TQ is present. */
+int tqi_tq_has(const struct tqi_index *x, long long tq_id);
+
+/* Set a TQ's lottery priority (finite; <= 0 never wins tq_match's draw).
+** Returns 0, GB_EINVAL (not finite) or GB_ENOTFOUND. */
+int tqi_set_priority(struct tqi_index *x, long long tq_id, double priority);
+
+/* The highest job seq loaded for a TQ (what tqsync asks the store from),
+** and setting it (seq >= 0, else GB_EINVAL). 0 for a new TQ. GB_ENOTFOUND
+** when absent. */
+long long tqi_seq(const struct tqi_index *x, long long tq_id);
+int tqi_set_seq(struct tqi_index *x, long long tq_id, long long seq);
+
+/*
+** Add a waiting job. Idempotent: adding a job already present (same TQ)
+** changes nothing and returns 0. GB_ENOTFOUND when the TQ is absent,
+** GB_EINVAL for job_id <= 0 or a priority outside
+** TQ_MIN_PRIORITY..TQ_MAX_PRIORITY, GB_ENOMEM.
+*/
+int tqi_job_add(struct tqi_index *x, long long tq_id, long long job_id,
+		int user_priority);
+
+/* Remove a job of a TQ (any level). GB_ENOTFOUND when not there. */
+int tqi_job_remove(struct tqi_index *x, long long tq_id, long long job_id);
+
+/* Waiting jobs in the index (all TQs), and in one TQ (0 when absent). */
+size_t tqi_njobs(const struct tqi_index *x);
+size_t tqi_tq_njobs(const struct tqi_index *x, long long tq_id);
+size_t tqi_ntqs(const struct tqi_index *x);
+
+/* The views, one per TQ, ordered by tq_id (valid until the next change);
+** never NULL, *n gets the count. */
+const struct tq_view *tqi_views(const struct tqi_index *x, size_t *n);
+
+/*
+** Inputs of pr_recompute, one per TQ in tq_id order: tq_id, owner and
+** owner_group (the interned strings, valid while the index lives), njobs,
+** prio_sum (sum of the jobs' UserPriorities). `out` has room for
+** tqi_ntqs() entries; outputs of struct pr_tq are zeroed.
+*/
+void tqi_stats(const struct tqi_index *x, struct pr_tq *out);
+
+/* Resolve a pilot's strings into a tq_resource (TQ_ID_UNKNOWN for values
+** no TQ uses); job_sharing is left for the caller. NULL strings = not
+** given; setup and site must not be NULL. */
+void tqi_resource(const struct tqi_index *x, const char *setup,
+		  long long cpu_time, const char *site, const char *grid_ce,
+		  const char *platform, const char *pilot_type,
+		  const char *owner_group, const char *owner,
+		  struct tq_resource *out);
+
+#endif
