@@ -89,6 +89,9 @@ void wk_tq_free(struct wk_worker *w)
 	struct wk_tq *t = w->tq;
 	if (t == NULL)
 		return;
+	if (t->leader && w->db && !w->db_down &&
+	    st_tq_lease_release(w->db, w->id) == GB_OK)
+		log_info("gave up the DIRAC leader lease");
 	tqi_free(t->idx);
 	free(t->req);
 	free(t->weights);

@@ -205,6 +205,25 @@ MYSQL_BIND *stq_b_binds(struct stq_binds *b)
 
 /* ---- execution ----------------------------------------------------------- */
 
+/*
+** Close a prepared statement after an error that came with its result
+** (a RETURNING statement's deadlock or duplicate key arrives while its
+** rows are read) and forget it, so the next use prepares it again.
+** Connector/C may otherwise believe a result is still pending on the
+** handle and, at the next execute, wait for rows the server never sends
+** (seen as a worker stuck for the whole read timeout).
+*/
+static void forget_stmt(struct st_db *db, MYSQL_STMT *s)
+{
+	for (int i = 0; i < ST_NSID; i++)
+		if (db->stmt[i] == s)
+			db->stmt[i] = NULL;
+	for (int i = 0; i < ST_NROWSTMT; i++)
+		if (db->rowstmt[i].stmt == s)
+			memset(&db->rowstmt[i], 0, sizeof(db->rowstmt[i]));
+	mysql_stmt_close(s);
+}
+
 int stq_run(struct st_db *db, MYSQL_STMT *s, struct stq_binds *b,
 	    struct st_cols *cols)
 {
@@ -219,23 +238,28 @@ int stq_run(struct st_db *db, MYSQL_STMT *s, struct stq_binds *b,
 	mysql_stmt_free_result(s);
 	if (n && mysql_stmt_bind_param(s, mb) != 0)
 		return st_fail_stmt(db, s);
-	if (mysql_stmt_execute(s) != 0)
-		return st_fail_stmt(db, s);
+	if (mysql_stmt_execute(s) != 0) {
+		int rc = st_fail_stmt(db, s);
+		if (cols)
+			forget_stmt(db, s);
+		return rc;
+	}
 	if (cols == NULL)
 		return GB_OK;
 	/* RETURNING statements learn their columns at execute, and an
 	** error of such a statement (a duplicate key) arrives with the
 	** result, so both are checked after the execute. */
 	if (mysql_stmt_field_count(s) != cols->n) {
-		mysql_stmt_free_result(s);
+		unsigned got = mysql_stmt_field_count(s);
+		forget_stmt(db, s);
 		return st_failf(db, GB_EINVAL,
 				"statement returns %u columns, %u expected",
-				mysql_stmt_field_count(s), cols->n);
+				got, cols->n);
 	}
 	if (mysql_stmt_bind_result(s, cols->b) != 0 ||
 	    mysql_stmt_store_result(s) != 0) {
 		int rc = st_fail_stmt(db, s);
-		mysql_stmt_free_result(s);
+		forget_stmt(db, s);
 		return rc;
 	}
 	return GB_OK;

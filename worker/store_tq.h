@@ -218,6 +218,11 @@ int st_tq_job_get(struct st_db *db, long long job_id, struct arena *a,
 int st_tq_lease(struct st_db *db, const char *owner, long long now,
 		int lease_s, int *leader);
 
+/* Autocommit: give the lease up now if `owner` holds it (a worker that
+** stops), so another worker takes over at its next try, not after the
+** lease runs out. */
+int st_tq_lease_release(struct st_db *db, const char *owner);
+
 /*
 ** Priority bookkeeping: *dirty counts TQ creations and deletions (bumped by
 ** st_tq_submit and st_tq_cleanup), *computed_dirty the value the last

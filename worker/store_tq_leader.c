@@ -74,6 +74,8 @@ static const char SQL_CFG_GET_SEGS[] =
 static const char SQL_LEASE[] =
 	"UPDATE tq_state SET leader = ?, lease_until = ? WHERE id = 1 AND "
 	"(leader IS NULL OR leader = ? OR lease_until < ?)";
+static const char SQL_LEASE_RELEASE[] =
+	"UPDATE tq_state SET lease_until = 0 WHERE id = 1 AND leader = ?";
 static const char SQL_PRIO_STATE[] =
 	"SELECT dirty, computed_dirty, computed_at, version FROM tq_state "
 	"WHERE id = 1";
@@ -570,6 +572,21 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 	** renewal within the same second. */
 	*leader = mysql_stmt_affected_rows(s) == 1;
 	return GB_OK;
+}
+
+int st_tq_lease_release(struct st_db *db, const char *owner)
+{
+	if (db == NULL || owner == NULL || owner[0] == '\0')
+		return GB_EINVAL;
+	int rc = stq_need_txn(db, 0, "st_tq_lease_release");
+	if (rc != GB_OK)
+		return rc;
+	struct st_args a;
+	MYSQL_STMT *s;
+	st_args_init(&a);
+	st_arg_str(&a, owner);
+	return st_exec(db, STQ_SID(STQ_LEASE_RELEASE), SQL_LEASE_RELEASE, &a,
+		       &s);
 }
 
 /* ---- priorities ---------------------------------------------------------- */

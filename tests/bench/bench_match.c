@@ -305,6 +305,7 @@ static pid_t start_worker(const char *bin, const char *conf, int i)
 
 int main(int argc, char **argv)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines as they happen */
 	int npilots = argc > 1 ? atoi(argv[1]) : 50000;
 	long long njobs = argc > 2 ? atoll(argv[2]) : 1000000;
 	if (npilots <= 0 || njobs < NTQ) {

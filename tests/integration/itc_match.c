@@ -55,6 +55,9 @@ static void cleanup(void)
 		raw_q(out, sizeof(out), sql, "");
 	}
 	raw_q(out, sizeof(out), "DELETE FROM outbox WHERE routing_key LIKE 'pilot.%'", "");
+	/* A worker killed by an earlier run may still hold the leader lease
+	** (a stopped worker gives it up; a killed one cannot). */
+	raw_q(out, sizeof(out), "UPDATE tq_state SET lease_until = 0 WHERE id = 1", "");
 }
 
 static pid_t start_worker(int i)

@@ -774,6 +774,15 @@ static void test_lease(void **state)
 	assert_int_equal(st_begin(db), GB_OK);
 	assert_int_equal(st_tq_lease(db, "itc_w1", 300, 30, &l), GB_ESTATE);
 	assert_int_equal(st_rollback(db), GB_OK);
+	/* A release by a worker that does not hold the lease changes
+	** nothing; the holder's release lets another worker take it at once,
+	** before the lease (151 + 30) would have run out. */
+	assert_int_equal(st_tq_lease_release(db, "itc_w1"), GB_OK);
+	assert_int_equal(st_tq_lease(db, "itc_w1", 160, 30, &l), GB_OK);
+	assert_int_equal(l, 0);
+	assert_int_equal(st_tq_lease_release(db, "itc_w2"), GB_OK);
+	assert_int_equal(st_tq_lease(db, "itc_w1", 161, 30, &l), GB_OK);
+	assert_int_equal(l, 1);
 }
 
 static void test_prio(void **state)
