@@ -230,7 +230,8 @@ static void test_concurrent_pilots_TQ09_PR08(void **state)
 	** it back: its unacknowledged requests are redelivered. */
 	pid_t killer = fork();
 	if (killer == 0) {
-		usleep(400000);
+		/* Early: the whole run takes about a second here. */
+		usleep(150000);
 		kill(workers[0], SIGKILL);
 		_exit(0);
 	}
@@ -316,6 +317,153 @@ static void test_concurrent_pilots_TQ09_PR08(void **state)
 	stop_workers();
 }
 
+/*
+** PR-04..PR-06 end to end: job.status messages make jobs of lhcb_mc run,
+** the leader samples the running jobs into the history, and the next
+** recomputation corrects the group shares from it. Both groups have share
+** 1000 (expected share 1/2 each). The only slice (1 h, weight 1,
+** MaxCorrection 5) sees lhcb_mc with all the running jobs (actual share 1):
+** 0.5 / 1 = 0.5; lhcb_data ran nothing: MaxCorrection 5, weighted 1, then
+** clamped to MaxGlobalCorrectionFactor 3. One TQ per group, so J = 1:
+** priorities 1000 x 0.5 = 500 and 1000 x 3 = 3000.
+*/
+static void test_status_history_corrections_PR04(void **state)
+{
+	(void)state;
+	cleanup();
+	static const struct pr_group groups[] = {
+		{"lhcb_data", 1000, 1},
+		{"lhcb_mc", 1000, 1},
+	};
+	struct pr_instance inst = {
+		.name = "GroupsInstance", .group = NULL, .max_global = 3,
+		.nslices = 1,
+		.slices = {{"HourSlice", 3600, 1, 5}},
+	};
+	struct pr_config pc = {.corrections = 1,
+			       .default_share = PR_DEFAULT_SHARE,
+			       .groups = groups, .ngroups = 2,
+			       .inst = &inst, .ninst = 1};
+	assert_int_equal(st_tq_config_save(db, &pc, tq_default_segments, 4, 0),
+			 GB_OK);
+
+	/* A configuration that samples and recomputes every second. */
+	char conf[4200];
+	snprintf(conf, sizeof(conf), "%s/../run/itc_match_fast.conf",
+		 GB_SCHEMA_DIR);
+	FILE *in = fopen(getenv("GB_CONFIG"), "r"), *out = fopen(conf, "w");
+	assert_non_null(in);
+	assert_non_null(out);
+	char line[1024];
+	while (fgets(line, sizeof(line), in))
+		fputs(line, out);
+	fputs("\n[dirac]\nhistory_interval = 1\npriority_interval = 1\n", out);
+	fclose(in);
+	fclose(out);
+
+	/* 20 jobs per group, each group at its own site. */
+	id_base = ((long long)time(NULL) % 100000) * 100000 + 50000;
+	static struct cdt_job jobs[40];
+	static const char *site_a[] = {"LCG.A.org"}, *site_b[] = {"LCG.B.org"};
+	for (int i = 0; i < 40; i++) {
+		int mc = i < 20;
+		jobs[i] = (struct cdt_job){
+			.job_id = id_base + i,
+			.owner = "/DC=ch/CN=lbprods",
+			.owner_group = mc ? "lhcb_mc" : "lhcb_data",
+			.setup = "LHCb-Production",
+			.cpu_time = 3600,
+			.user_priority = 1,
+		};
+		jobs[i].set[TQ_F_SITES] =
+			(struct tq_strset){mc ? site_a : site_b, 1};
+	}
+	struct arena a;
+	arena_init(&a, 1u << 20);
+	struct st_tq_submitted sub;
+	assert_int_equal(st_begin(db), GB_OK);
+	assert_int_equal(st_tq_submit(db, jobs, 40, tq_default_segments, 4,
+				      "itc-history-submit", time(NULL), &a,
+				      &sub),
+			 GB_OK);
+	assert_int_equal(st_commit(db), GB_OK);
+	arena_free(&a);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		FILE *f = freopen(GB_SCHEMA_DIR "/../run/itc_match_history.log",
+				  "a", stderr);
+		(void)f;
+		execl(worker_path, "gridbroker-worker", "-c", conf,
+		      "--instance", "hist", (char *)NULL);
+		_exit(127);
+	}
+	workers[0] = pid;
+
+	/* Ten pilots at site A take ten lhcb_mc jobs. */
+	static struct cdt_pilot pilots[10];
+	static struct pd_result res[10];
+	for (int i = 0; i < 10; i++)
+		pilots[i] = (struct cdt_pilot){.pilot_id = "hist-pilot",
+					       .setup = "LHCb-Production",
+					       .cpu_time = 86400,
+					       .site = "LCG.A.org"};
+	char err[256] = "", prefix[64];
+	snprintf(prefix, sizeof(prefix), "itc-history-%lld", id_base);
+	assert_int_equal(pd_run(&cfg, prefix, pilots, 10, 10, 30000, res, err,
+				sizeof(err)),
+			 0);
+	/* Their jobs start running (job.status), and one late "matched"
+	** update must not move a job back. */
+	struct amq_sync *s = amq_sync_open(&cfg, err, sizeof(err));
+	assert_non_null(s);
+	for (int i = 0; i < 11; i++) {
+		assert_true(res[i % 10].matched);
+		struct cdt_status st = {
+			.job_id = res[i % 10].job_id,
+			.status = i < 10 ? CDT_ST_RUNNING : CDT_ST_MATCHED,
+			.time = time(NULL),
+			.site = "LCG.A.org",
+		};
+		msgpack_sbuffer sb;
+		msgpack_sbuffer_init(&sb);
+		assert_int_equal(cdt_encode_status(&st, &sb), GB_OK);
+		char msgid[96];
+		snprintf(msgid, sizeof(msgid), "itc-history-status-%lld-%d",
+			 id_base, i);
+		struct amq_props props = {.message_id = msgid,
+					  .content_type = "application/msgpack",
+					  .persistent = 1};
+		assert_int_equal(amq_sync_publish(s, AMQ_EX_REQUESTS,
+						  "job.status", &props, sb.data,
+						  sb.size, 10000),
+				 GB_OK);
+		msgpack_sbuffer_destroy(&sb);
+	}
+	amq_sync_close(s);
+
+	double t0 = pd_now_ms();
+	while (count("SELECT COUNT(*) FROM task_queues WHERE "
+		     "(owner_group = 'lhcb_mc' AND ABS(priority - 500) < 1e-6) "
+		     "OR (owner_group = 'lhcb_data' AND ABS(priority - 3000) < "
+		     "1e-6)") < 2) {
+		if (pd_now_ms() - t0 > 30000)
+			fail_msg("PR-04..06: priorities not corrected "
+				 "(history rows: %ld)",
+				 count("SELECT COUNT(*) FROM wms_history"));
+		usleep(200000);
+	}
+	assert_int_equal(count("SELECT COUNT(*) FROM wms_jobs WHERE status = "
+			       "'running'"),
+			 10);
+	assert_true(count("SELECT COUNT(*) FROM wms_history WHERE owner_group "
+			  "= 'lhcb_mc' AND running = 10") >= 1);
+	assert_int_equal(count("SELECT COUNT(*) FROM wms_history WHERE "
+			       "owner_group = 'lhcb_data'"),
+			 0);
+	stop_workers();
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -360,6 +508,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_concurrent_pilots_TQ09_PR08,
+					  test_teardown),
+		cmocka_unit_test_teardown(test_status_history_corrections_PR04,
 					  test_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
