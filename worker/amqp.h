@@ -49,6 +49,10 @@ struct amq_props {
 	const char *content_type;   /* "application/msgpack" */
 	const char *correlation_id;
 	const char *reply_to;
+	/* Per-message TTL, milliseconds as a decimal string ("30000"): the
+	** broker drops (dead-letters, reason "expired") a request that waited
+	** longer in its queue. NULL = none. */
+	const char *expiration;
 	int persistent;             /* delivery_mode 2 */
 	/* string-valued headers, NULL-terminated pairs {k, v, k, v, ..., NULL} */
 	const char *const *headers;

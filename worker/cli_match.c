@@ -226,10 +226,15 @@ static int match_one(struct amq_sync *s, const struct cdt_pilot *given,
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	int rc = cdt_encode_pilot(p, &sb);
+	/* A request still queued when we stop waiting must not take a job
+	** for a pilot that has gone: it expires with our wait. */
+	char ttl[24];
+	snprintf(ttl, sizeof(ttl), "%d", timeout_ms);
 	struct amq_props props = {
 		.message_id = msgid,
 		.type = "pilot.match",
 		.content_type = "application/msgpack",
+		.expiration = ttl,
 		.persistent = 1,
 	};
 	struct amq_message reply;

@@ -250,6 +250,7 @@ static void test_export_sets_what_is_given(void **state)
 		.content_type = "application/msgpack",
 		.correlation_id = "c-9",
 		.reply_to = "amq.rabbitmq.reply-to",
+		.expiration = "30000",
 		.persistent = 1,
 		.headers = hdr,
 	};
@@ -262,6 +263,8 @@ static void test_export_sets_what_is_given(void **state)
 	assert_true(bytes_are(bp.content_type, "application/msgpack"));
 	assert_true(bytes_are(bp.correlation_id, "c-9"));
 	assert_true(bytes_are(bp.reply_to, "amq.rabbitmq.reply-to"));
+	assert_true(has_flag(&bp, AMQP_BASIC_EXPIRATION_FLAG));
+	assert_true(bytes_are(bp.expiration, "30000"));
 	assert_true(bytes_are(bp.app_id, "gridbroker"));
 	assert_int_equal(bp.delivery_mode, 2);
 	assert_int_equal(bp.timestamp, 1700000000);
@@ -396,6 +399,7 @@ static void test_export_import_round_trip(void **state)
 		.content_type = "application/msgpack",
 		.correlation_id = "c",
 		.reply_to = "r",
+		.expiration = "1500",
 		.persistent = 1,
 		.headers = hdr,
 	};
@@ -412,6 +416,7 @@ static void test_export_import_round_trip(void **state)
 	assert_string_equal(im.props.content_type, p.content_type);
 	assert_string_equal(im.props.correlation_id, p.correlation_id);
 	assert_string_equal(im.props.reply_to, p.reply_to);
+	assert_string_equal(im.props.expiration, p.expiration);
 	assert_int_equal(im.props.persistent, 1);
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(im.props.headers[i], hdr[i]);
