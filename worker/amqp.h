@@ -144,6 +144,9 @@ struct amq_message {
 	char *type;
 	char *correlation_id;
 	char *error_header; /* value of x-gridbroker-error, if any */
+	char *death_reason; /* x-first-death-reason the broker sets on a
+			       message it dead-lettered itself ("expired",
+			       "rejected", "delivery_limit"), if any */
 	uint64_t tag;
 	void *body;
 	size_t len;

@@ -79,6 +79,11 @@ static int fill_message(struct amq_message *out,
 	out->type = dup_or_null(im.props.type);
 	out->correlation_id = dup_or_null(im.props.correlation_id);
 	out->error_header = dup_or_null(im.error_header);
+	const char *death = NULL;
+	for (const char *const *h = im.props.headers; h && h[0]; h += 2)
+		if (strcmp(h[0], "x-first-death-reason") == 0)
+			death = h[1];
+	out->death_reason = dup_or_null(death);
 	out->tag = tag;
 	out->len = body.len;
 	/* One spare byte keeps an empty body non-NULL and lets a text body
@@ -89,7 +94,8 @@ static int fill_message(struct amq_message *out,
 		  (im.props.message_id && out->message_id == NULL) ||
 		  (im.props.type && out->type == NULL) ||
 		  (im.props.correlation_id && out->correlation_id == NULL) ||
-		  (im.error_header && out->error_header == NULL);
+		  (im.error_header && out->error_header == NULL) ||
+		  (death && out->death_reason == NULL);
 	if (!bad) {
 		if (body.len)
 			memcpy(out->body, body.bytes, body.len);
@@ -684,6 +690,7 @@ void amq_message_free(struct amq_message *m)
 	free(m->type);
 	free(m->correlation_id);
 	free(m->error_header);
+	free(m->death_reason);
 	free(m->body);
 	memset(m, 0, sizeof(*m));
 }

@@ -444,18 +444,27 @@ static int cmd_dlq(struct cli *cli, int argc, char **argv)
 					      "messageId",
 					      m.message_id ? m.message_id : "",
 					      "error",
-					      m.error_header ? m.error_header : "",
+					      m.error_header ? m.error_header
+					      : m.death_reason ? m.death_reason : "",
 					      "bytes", (json_int_t)m.len);
 			char *txt = json_dumps(o, JSON_COMPACT);
 			printf("%s\n", txt ? txt : "{}");
 			free(txt);
 			json_decref(o);
 		} else {
+			char why[300];
+			if (m.error_header)
+				snprintf(why, sizeof(why), "%s", m.error_header);
+			else if (m.death_reason)
+				snprintf(why, sizeof(why),
+					 "dead-lettered by the broker: %s",
+					 m.death_reason);
+			else
+				snprintf(why, sizeof(why),
+					 "(no x-gridbroker-error header)");
 			printf("%-14s %-40s %s\n",
 			       m.routing_key ? m.routing_key : "?",
-			       m.message_id ? m.message_id : "(no id)",
-			       m.error_header ? m.error_header
-					      : "(no x-gridbroker-error header)");
+			       m.message_id ? m.message_id : "(no id)", why);
 		}
 		/* Hold every message until the end so basic.get walks the
 		** queue instead of seeing the same requeued head again. */
