@@ -427,6 +427,23 @@ int main(int argc, char **argv)
 	printf("ratio to the per-pilot SQL chain: %.1fx (targets: >= 5000 "
 	       "matches/s and >= 30x)\n",
 	       rate / base);
+
+	/* The latency a pilot sees when the service is not saturated: the
+	** same pilots with 32 in flight. */
+	int nlight = npilots < 5000 ? npilots : 5000;
+	snprintf(prefix, sizeof(prefix), "bench-light-%ld", (long)time(NULL));
+	t1 = now_s();
+	missing = pd_run(&cfg, prefix, pilots, nlight, 32, 60000, res, err,
+			 sizeof(err));
+	dt = now_s() - t1;
+	if (missing == 0)
+		printf("at 32 in flight: %d pilots, %.0f matches/s, latency "
+		       "p50 %.2f ms, p99 %.2f ms\n",
+		       nlight, nlight / dt, pd_percentile(res, nlight, 50),
+		       pd_percentile(res, nlight, 99));
+	else
+		fprintf(stderr, "bench_match: %d light-load pilots "
+				"unanswered (%s)\n", missing, err);
 out:
 	for (int i = 0; i < 2; i++) {
 		kill(w[i], SIGTERM);
