@@ -27,6 +27,7 @@
 #include "scenario.h"
 #include "scenario_match.h"
 #include "store_tq.h"
+#include "timefmt.h"
 
 #define CLI_ARENA (256u << 20)
 #define CLI_RPC_TIMEOUT_MS 10000
@@ -518,7 +519,7 @@ static int parse_time(const char *s, long long *out)
 			return t <= CDT_MAX_TIME ? GB_OK : GB_ERANGE;
 		}
 	}
-	return scn_time_parse(s, out);
+	return tf_parse(s, out);
 }
 
 int cli_cmd_job_status(struct cli *cli, int argc, char **argv)

@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "gb_error.h"
-#include "scenario.h"
+#include "timefmt.h"
 
 /* cod_to_json accepts any document the parser can hold (its stack is 32
 ** deep) but bounds the number of values so a dead letter cannot make the
@@ -1002,10 +1002,10 @@ int cod_encode_task_event(const struct cod_task_event *ev,
 			 ev->nuclei == NULL))
 		return GB_EINVAL;
 	char decided[40], retry[40] = "";
-	if (scn_time_format(ev->decided_at, decided, sizeof(decided)) != GB_OK)
+	if (tf_format(ev->decided_at, decided, sizeof(decided)) != GB_OK)
 		return GB_EINVAL;
 	if (!assigned &&
-	    scn_time_format(ev->retry_at, retry, sizeof(retry)) != GB_OK)
+	    tf_format(ev->retry_at, retry, sizeof(retry)) != GB_OK)
 		return GB_EINVAL;
 
 	msgpack_packer pk;

@@ -32,8 +32,8 @@
 #include <strings.h>
 
 #include "gb_error.h"
-#include "scenario.h"
 #include "swcheck.h"
+#include "timefmt.h"
 
 /* ---- decoding ----------------------------------------------------------- */
 
@@ -787,10 +787,10 @@ int cdj_encode_event(const struct cdj_event *ev, msgpack_sbuffer *out)
 	/* Jobs left over are retried: the event must say when. */
 	int with_retry = !assigned || left > 0;
 	char decided[40], retry[40] = "";
-	if (scn_time_format(ev->decided_at, decided, sizeof(decided)) !=
+	if (tf_format(ev->decided_at, decided, sizeof(decided)) !=
 		    GB_OK ||
 	    (with_retry && (ev->retry_at <= 0 ||
-			    scn_time_format(ev->retry_at, retry,
+			    tf_format(ev->retry_at, retry,
 					    sizeof(retry)) != GB_OK)))
 		return GB_EINVAL;
 

@@ -25,7 +25,7 @@
 
 #include "codec.h"
 #include "gb_error.h"
-#include "scenario.h" /* scn_time_parse for JU_K_TIME rows */
+#include "timefmt.h"
 
 /* ---- errors and paths --------------------------------------------------- */
 
@@ -239,7 +239,7 @@ static int fld_time(const struct ju_ctx *c, json_t *v, const char *f,
 	if (!json_is_string(v))
 		return ju_fail(c, GB_ETYPE, f, "expected string, got %s",
 			       ju_type_name(v));
-	if (scn_time_parse(json_string_value(v), out) != GB_OK || *out <= 0)
+	if (tf_parse(json_string_value(v), out) != GB_OK || *out <= 0)
 		return ju_fail(c, GB_ERANGE, f,
 			       "expected an RFC 3339 time such as "
 			       "2024-05-14T08:30:00Z, got '%.64s'",

@@ -65,8 +65,5 @@ json_t *scn_decision_json(const struct dec_decision *d);
 void scn_print_decision(FILE *out, const struct dec_decision *d,
 			const char *title);
 
-/* RFC 3339 <-> unix seconds (UTC; offsets accepted on input). */
-int scn_time_parse(const char *s, long long *out);
-int scn_time_format(long long t, char *buf, size_t n);
 
 #endif

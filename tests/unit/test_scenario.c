@@ -25,6 +25,7 @@
 #include "rng.h"
 #include "scenario.h"
 #include "taskbroker.h"
+#include "timefmt.h"
 
 #define ARENA_CAP (64u << 20)
 
@@ -772,14 +773,14 @@ static void test_time_parse(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		long long t = 12345;
-		int rc = scn_time_parse(cases[i].text, &t);
+		int rc = tf_parse(cases[i].text, &t);
 		if (rc != cases[i].rc || (rc == GB_OK && t != cases[i].t))
 			fail_msg("'%s': %s %lld, want %s %lld", cases[i].text,
 				 gb_errname(rc), t, gb_errname(cases[i].rc),
 				 cases[i].t);
 	}
 	long long t;
-	assert_int_equal(scn_time_parse(NULL, &t), GB_EINVAL);
+	assert_int_equal(tf_parse(NULL, &t), GB_EINVAL);
 }
 
 static void test_time_round_trip(void **state)
@@ -792,11 +793,11 @@ static void test_time_round_trip(void **state)
 	};
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
 		char buf[32];
-		assert_int_equal(scn_time_format(times[i], buf, sizeof(buf)),
+		assert_int_equal(tf_format(times[i], buf, sizeof(buf)),
 				 GB_OK);
 		assert_int_equal(strlen(buf), 20);
 		long long back;
-		assert_int_equal(scn_time_parse(buf, &back), GB_OK);
+		assert_int_equal(tf_parse(buf, &back), GB_OK);
 		if (back != times[i])
 			fail_msg("%lld -> %s -> %lld", times[i], buf, back);
 	}
@@ -804,18 +805,18 @@ static void test_time_round_trip(void **state)
 	for (long long t = 1704067200; t < 1735689600; t += 3599) {
 		char buf[32];
 		long long back;
-		assert_int_equal(scn_time_format(t, buf, sizeof(buf)), GB_OK);
-		assert_int_equal(scn_time_parse(buf, &back), GB_OK);
+		assert_int_equal(tf_format(t, buf, sizeof(buf)), GB_OK);
+		assert_int_equal(tf_parse(buf, &back), GB_OK);
 		assert_true(back == t);
 	}
 	char buf[32];
-	assert_int_equal(scn_time_format(1715675400, buf, sizeof(buf)), GB_OK);
+	assert_int_equal(tf_format(1715675400, buf, sizeof(buf)), GB_OK);
 	assert_string_equal(buf, "2024-05-14T08:30:00Z");
-	assert_int_equal(scn_time_format(253402300800LL, buf, sizeof(buf)),
+	assert_int_equal(tf_format(253402300800LL, buf, sizeof(buf)),
 			 GB_ERANGE);
-	assert_int_equal(scn_time_format(-62167219201LL, buf, sizeof(buf)),
+	assert_int_equal(tf_format(-62167219201LL, buf, sizeof(buf)),
 			 GB_ERANGE); /* year -1 */
-	assert_int_equal(scn_time_format(0, buf, 10), GB_EINVAL);
+	assert_int_equal(tf_format(0, buf, 10), GB_EINVAL);
 }
 
 /* ---- rendering ---------------------------------------------------------------- */

@@ -29,6 +29,7 @@
 #include "scenario.h"
 #include "scenario_match.h"
 #include "taskqueue.h"
+#include "timefmt.h"
 
 #define ARENA_CAP (256u << 20)
 #define REL 1e-9
@@ -114,7 +115,7 @@ static void test_valid_base(void **state)
 	assert_true(scm_is_match_scenario(root));
 	parse_ok(root, &a, &sc);
 	long long now = 0;
-	assert_int_equal(scn_time_parse("2024-05-14T12:00:00Z", &now), GB_OK);
+	assert_int_equal(tf_parse("2024-05-14T12:00:00Z", &now), GB_OK);
 	assert_int_equal(sc.now, now);
 	assert_int_equal(sc.seed, 1);
 	/* no cpuSegments: the 2009 ones; no shareCorrections: off */
