@@ -457,6 +457,46 @@ int cod_get_array(const msgpack_object *o, const char *field, size_t max,
 	return GB_OK;
 }
 
+int cod_get_word(const msgpack_object *o, const char *field,
+		 const char *const *words, const char *expected,
+		 struct cod_error *err)
+{
+	if (o->type != MSGPACK_OBJECT_STR)
+		return cod_fail(err, GB_ETYPE, field, "expected string, got %s",
+				cod_type_name(o));
+	size_t n = o->via.str.size;
+	for (int i = 0; words[i]; i++)
+		if (strlen(words[i]) == n &&
+		    (n == 0 || memcmp(words[i], o->via.str.ptr, n) == 0))
+			return i;
+	char shown[48];
+	cod_sanitize(shown, sizeof(shown), o->via.str.ptr, n, 40);
+	return cod_fail(err, GB_ERANGE, field,
+			"unknown value '%s'; expected %s", shown, expected);
+}
+
+static int iref_cmp(const void *x, const void *y)
+{
+	const struct cod_iref *a = x, *b = y;
+	if (a->v != b->v)
+		return a->v < b->v ? -1 : 1;
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+int cod_find_dup(struct cod_iref *tmp, size_t n, size_t *first,
+		 size_t *second)
+{
+	qsort(tmp, n, sizeof(*tmp), iref_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (tmp[i - 1].v == tmp[i].v) {
+			*first = tmp[i - 1].idx;
+			*second = tmp[i].idx;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int cod_get_str(const msgpack_object *o, const char *field, int nonempty,
 		struct arena *a, const char **out, struct cod_error *err)
 {

@@ -148,6 +148,27 @@ int cod_get_str(const msgpack_object *o, const char *field, int nonempty,
 int cod_get_array(const msgpack_object *o, const char *field, size_t max,
 		  size_t *n, struct cod_error *err);
 
+/*
+** A string value that must be one of `words` (NULL-terminated, exact
+** case). Returns the word's index, or GB_ETYPE / GB_ERANGE ("unknown value
+** 'x'; expected <expected>") with `err` naming `field`.
+*/
+int cod_get_word(const msgpack_object *o, const char *field,
+		 const char *const *words, const char *expected,
+		 struct cod_error *err);
+
+/* A value and where it was, for finding duplicates by sorting: a request
+** may hold thousands of ids, so never n^2. */
+struct cod_iref {
+	long long v;
+	size_t idx;
+};
+
+/* Sort tmp[0..n) and report the first pair of equal values in sorted
+** order: *first the earlier, *second the later index. 1 when found. */
+int cod_find_dup(struct cod_iref *tmp, size_t n, size_t *first,
+		 size_t *second);
+
 /* How a field-table row is read. */
 enum cod_kind {
 	COD_F_LLONG,  /* integer into long long, [imin, imax] */

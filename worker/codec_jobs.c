@@ -49,24 +49,11 @@ struct sref {
 	size_t idx;
 };
 
-struct iref {
-	long long v;
-	size_t idx;
-};
-
 static int sref_cmp(const void *x, const void *y)
 {
 	const struct sref *a = x, *b = y;
 	int c = strcmp(a->s, b->s);
 	return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static int iref_cmp(const void *x, const void *y)
-{
-	const struct iref *a = x, *b = y;
-	if (a->v != b->v)
-		return a->v < b->v ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 /*
@@ -90,41 +77,6 @@ static int find_dup_str(const char *const *s, size_t n, struct sref *tmp,
 	return 0;
 }
 
-/* The same for integers. */
-static int find_dup_int(struct iref *tmp, size_t n, size_t *first,
-			size_t *second)
-{
-	qsort(tmp, n, sizeof(*tmp), iref_cmp);
-	for (size_t i = 1; i < n; i++) {
-		if (tmp[i - 1].v == tmp[i].v) {
-			*first = tmp[i - 1].idx;
-			*second = tmp[i].idx;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* A string value that must be one of a few words; the caller's `words`
-** array ends with NULL. Returns the index of the word or an error < 0. */
-static int get_word(const msgpack_object *o, const char *field,
-		    const char *const *words, const char *expected,
-		    struct cod_error *err)
-{
-	if (o->type != MSGPACK_OBJECT_STR)
-		return cod_fail(err, GB_ETYPE, field, "expected string, got %s",
-				cod_type_name(o));
-	size_t n = o->via.str.size;
-	for (int i = 0; words[i]; i++)
-		if (strlen(words[i]) == n &&
-		    (n == 0 || memcmp(words[i], o->via.str.ptr, n) == 0))
-			return i;
-	char shown[48];
-	cod_sanitize(shown, sizeof(shown), o->via.str.ptr, n, 40);
-	return cod_fail(err, GB_ERANGE, field,
-			"unknown value '%s'; expected %s", shown, expected);
-}
-
 /* jobScope: FC-06's two scopes. "nucleus-only" is the word task.assigned
 ** uses, so a producer may forward it as it came. */
 static int get_scope(const msgpack_object *o, const char *field,
@@ -135,7 +87,7 @@ static int get_scope(const msgpack_object *o, const char *field,
 	(void)a;
 	static const char *const words[] = {"satellites", "nucleus",
 					    "nucleus-only", NULL};
-	int w = get_word(o, field, words, "satellites or nucleus", err);
+	int w = cod_get_word(o, field, words, "satellites or nucleus", err);
 	if (w < 0)
 		return w;
 	struct req_dec *d = base;
@@ -152,7 +104,7 @@ static int get_kind(const msgpack_object *o, const char *field,
 	(void)spec;
 	(void)a;
 	static const char *const words[] = {"release", "nightly", NULL};
-	int w = get_word(o, field, words, "release or nightly", err);
+	int w = cod_get_word(o, field, words, "release or nightly", err);
 	if (w < 0)
 		return w;
 	struct req_dec *d = base;
@@ -373,7 +325,7 @@ static int get_jobs(const msgpack_object *o, const char *field,
 		return cod_fail(err, GB_ERANGE, field,
 				"expected at least one job");
 	struct gm_job *jobs = arena_alloc(a, n * sizeof(*jobs));
-	struct iref *ids = arena_alloc(a, n * sizeof(*ids));
+	struct cod_iref *ids = arena_alloc(a, n * sizeof(*ids));
 	if (jobs == NULL || ids == NULL)
 		return cod_fail(err, GB_ENOMEM, field,
 				"out of decoding memory");
@@ -386,10 +338,10 @@ static int get_jobs(const msgpack_object *o, const char *field,
 			a, err);
 		if (rc != GB_OK)
 			return rc;
-		ids[i] = (struct iref){jobs[i].job_id, i};
+		ids[i] = (struct cod_iref){jobs[i].job_id, i};
 	}
 	size_t first, second;
-	if (find_dup_int(ids, n, &first, &second)) {
+	if (cod_find_dup(ids, n, &first, &second)) {
 		char path[64];
 		snprintf(path, sizeof(path), "%s[%zu].jobID", field, second);
 		return cod_fail(err, GB_EDUP, path,
@@ -586,13 +538,13 @@ static int request_encodable(const struct gm_request *r)
 		rc = job_encodable(&r->jobs[i]);
 	if (rc != GB_OK)
 		return rc;
-	struct iref *ids = malloc(r->njobs * sizeof(*ids));
+	struct cod_iref *ids = malloc(r->njobs * sizeof(*ids));
 	if (ids == NULL)
 		return GB_ENOMEM;
 	for (size_t i = 0; i < r->njobs; i++)
-		ids[i] = (struct iref){r->jobs[i].job_id, i};
+		ids[i] = (struct cod_iref){r->jobs[i].job_id, i};
 	size_t first, second;
-	int dup = find_dup_int(ids, r->njobs, &first, &second);
+	int dup = cod_find_dup(ids, r->njobs, &first, &second);
 	free(ids);
 	return dup ? GB_EINVAL : GB_OK;
 }

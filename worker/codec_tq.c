@@ -48,38 +48,7 @@
 
 /* ---- shared pieces -------------------------------------------------------- */
 
-/* A value and where it was, for finding duplicates by sorting: a
-** submission may hold 5000 jobs, so never n^2. */
-struct iref {
-	long long v;
-	size_t idx;
-};
-
-static int iref_cmp(const void *x, const void *y)
-{
-	const struct iref *a = x, *b = y;
-	if (a->v != b->v)
-		return a->v < b->v ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-/* Sort tmp[0..n) and report one pair of equal values: the earlier and the
-** later index of the first pair in sorted order. 1 when found. */
-static int find_dup(struct iref *tmp, size_t n, size_t *first,
-		    size_t *second)
-{
-	qsort(tmp, n, sizeof(*tmp), iref_cmp);
-	for (size_t i = 1; i < n; i++) {
-		if (tmp[i - 1].v == tmp[i].v) {
-			*first = tmp[i - 1].idx;
-			*second = tmp[i].idx;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Encoder side of find_dup over the long long at `off` of each of the n
+/* Encoder side of cod_find_dup over the long long at `off` of each of the n
 ** structs of `stride` bytes at `items` (only those > 0 when only_positive):
 ** 0 when unique, GB_EINVAL when not, GB_ENOMEM when that cannot be
 ** checked. */
@@ -88,7 +57,7 @@ static int unique_ids(const void *items, size_t n, size_t stride,
 {
 	if (n < 2)
 		return GB_OK;
-	struct iref *tmp = malloc(n * sizeof(*tmp));
+	struct cod_iref *tmp = malloc(n * sizeof(*tmp));
 	if (tmp == NULL)
 		return GB_ENOMEM;
 	size_t k = 0;
@@ -96,32 +65,12 @@ static int unique_ids(const void *items, size_t n, size_t stride,
 		long long v;
 		memcpy(&v, (const char *)items + i * stride + off, sizeof(v));
 		if (!only_positive || v > 0)
-			tmp[k++] = (struct iref){v, i};
+			tmp[k++] = (struct cod_iref){v, i};
 	}
 	size_t first, second;
-	int dup = find_dup(tmp, k, &first, &second);
+	int dup = cod_find_dup(tmp, k, &first, &second);
 	free(tmp);
 	return dup ? GB_EINVAL : GB_OK;
-}
-
-/* A string value that must be one of `words` (NULL-terminated, exact
-** case). Returns the word's index, or an error < 0 naming `field`. */
-static int get_word(const msgpack_object *o, const char *field,
-		    const char *const *words, const char *expected,
-		    struct cod_error *err)
-{
-	if (o->type != MSGPACK_OBJECT_STR)
-		return cod_fail(err, GB_ETYPE, field, "expected string, got %s",
-				cod_type_name(o));
-	size_t n = o->via.str.size;
-	for (int i = 0; words[i]; i++)
-		if (strlen(words[i]) == n &&
-		    (n == 0 || memcmp(words[i], o->via.str.ptr, n) == 0))
-			return i;
-	char shown[48];
-	cod_sanitize(shown, sizeof(shown), o->via.str.ptr, n, 40);
-	return cod_fail(err, GB_ERANGE, field,
-			"unknown value '%s'; expected %s", shown, expected);
 }
 
 /* An integer in [spec->imin, spec->imax] stored as an int (the table
@@ -253,7 +202,7 @@ static int get_jobs(const msgpack_object *o, const char *field,
 		return cod_fail(err, GB_ERANGE, field,
 				"expected at least one job");
 	struct cdt_job *jobs = arena_alloc(a, n * sizeof(*jobs));
-	struct iref *ids = arena_alloc(a, n * sizeof(*ids));
+	struct cod_iref *ids = arena_alloc(a, n * sizeof(*ids));
 	if (jobs == NULL || ids == NULL)
 		return cod_fail(err, GB_ENOMEM, field,
 				"out of decoding memory");
@@ -265,10 +214,10 @@ static int get_jobs(const msgpack_object *o, const char *field,
 				       NELEM(job_fields), &jobs[i], a, err);
 		if (rc != GB_OK)
 			return rc;
-		ids[i] = (struct iref){jobs[i].job_id, i};
+		ids[i] = (struct cod_iref){jobs[i].job_id, i};
 	}
 	size_t first, second;
-	if (find_dup(ids, n, &first, &second)) {
+	if (cod_find_dup(ids, n, &first, &second)) {
 		char path[64];
 		snprintf(path, sizeof(path), "%s[%zu].jobID", field, second);
 		return cod_fail(err, GB_EDUP, path,
@@ -447,7 +396,7 @@ static int get_outcome(const msgpack_object *o, const char *field,
 {
 	(void)spec;
 	(void)a;
-	int w = get_word(o, field, outcome_words, "matched or nomatch", err);
+	int w = cod_get_word(o, field, outcome_words, "matched or nomatch", err);
 	if (w < 0)
 		return w;
 	((struct cdt_match *)base)->matched = w == 0;
@@ -744,7 +693,7 @@ static int get_event(const msgpack_object *o, const char *field,
 {
 	(void)spec;
 	(void)a;
-	int w = get_word(o, field, event_words,
+	int w = cod_get_word(o, field, event_words,
 			 "pilot.matched or pilot.nomatch", err);
 	if (w < 0)
 		return w;
@@ -771,7 +720,7 @@ static int get_items(const msgpack_object *o, const char *field,
 		return cod_fail(err, GB_ERANGE, field,
 				"expected at least one item");
 	struct cdt_match *items = arena_alloc(a, n * sizeof(*items));
-	struct iref *ids = arena_alloc(a, n * sizeof(*ids));
+	struct cod_iref *ids = arena_alloc(a, n * sizeof(*ids));
 	if (items == NULL || ids == NULL)
 		return cod_fail(err, GB_ENOMEM, field,
 				"out of decoding memory");
@@ -807,10 +756,10 @@ static int get_items(const msgpack_object *o, const char *field,
 			memcpy(&v, (const char *)&items[i] + uniq[u].off,
 			       sizeof(v));
 			if (v > 0) /* jobID: only matched items have one */
-				ids[k++] = (struct iref){v, i};
+				ids[k++] = (struct cod_iref){v, i};
 		}
 		size_t first, second;
-		if (find_dup(ids, k, &first, &second)) {
+		if (cod_find_dup(ids, k, &first, &second)) {
 			snprintf(path, sizeof(path), "%s[%zu]", field, second);
 			join(sub, sizeof(sub), path, uniq[u].key);
 			return cod_fail(err, GB_EDUP, sub,
@@ -929,7 +878,7 @@ static int get_status(const msgpack_object *o, const char *field,
 {
 	(void)spec;
 	(void)a;
-	int w = get_word(o, field, status_words,
+	int w = cod_get_word(o, field, status_words,
 			 "waiting, matched, running, stalled, completing, "
 			 "done, failed or killed",
 			 err);
