@@ -8,9 +8,9 @@
 ** analbroker_internal.h. A row keeps its queue (returns 1) or records one
 ** reason with dec_reject() and returns 0; the table order is the order of
 ** the stage summary. Rules shared with the production brokerage (AJ-09 =
-** PJ-12, AJ-10 = PJ-13, AJ-12 = PJ-14, AJ-16 = PJ-21) are reproduced here
-** because their jobbroker rows are static and read struct jb_ctx; the
-** logic and the reason codes are the PJ rows', cited at each function.
+** PJ-12, AJ-10 = PJ-13, AJ-12 = PJ-14, AJ-16 = PJ-21) call the same
+** checks as the production rows (jb_check_* of jobbroker.h) with their own
+** rule IDs.
 **
 ** Interpretations (where the seed is silent or the public code differs):
 ** - AJ-05: the seed's types "analysis" and "unified"; the caller maps
@@ -152,39 +152,15 @@ static int f_locality(const struct ab_ctx *ctx, const struct ab_queue *q,
 static int f_diskio(const struct ab_ctx *ctx, const struct ab_queue *q,
 		    struct dec_candidate *c)
 {
-	const struct jb_queue *jq = q->q;
-	double limit = isfinite(jq->max_diskio) ? jq->max_diskio
-						: ctx->max_diskio_default;
-	if (!(jq->diskio_avg > limit && ctx->t->diskio > limit))
-		return 1;
-	return dec_reject(c, ctx->stage, "AJ-09", "diskIO",
-			  "task diskIO %g and queue average %g kB/s/core > "
-			  "limit %g",
-			  NULL, ctx->t->diskio, jq->diskio_avg, limit, 0);
+	return jb_check_diskio(ctx->t, q->q, ctx->max_diskio_default,
+			       ctx->stage, "AJ-09", c);
 }
 
 /* AJ-10 = PJ-13: core count matching (coreCount 0 takes any task). */
 static int f_cores(const struct ab_ctx *ctx, const struct ab_queue *q,
 		   struct dec_candidate *c)
 {
-	const struct jb_task *t = ctx->t;
-	long qcores = q->q->core_count;
-	if (qcores == 0)
-		return 1;
-	if (t->max_core_count > 0 && qcores > t->max_core_count)
-		return dec_reject(c, ctx->stage, "AJ-10", "max_cpucore",
-				  "queue coreCount %.0f > task maxCoreCount "
-				  "%.0f",
-				  NULL, (double)qcores,
-				  (double)t->max_core_count, 0, 0);
-	if ((t->core_count == 1 && qcores > 1) ||
-	    (t->core_count > 1 && qcores == 1))
-		return dec_reject(c, ctx->stage, "AJ-10", "cpucore",
-				  "queue coreCount %.0f does not fit task "
-				  "coreCount %.0f",
-				  NULL, (double)qcores, (double)t->core_count,
-				  0, 0);
-	return 1;
+	return jb_check_cores(ctx->t, q->q, ctx->stage, "AJ-10", c);
 }
 
 /* AJ-11: virtual placement queues: avoidVP, or overloaded. */
@@ -210,28 +186,12 @@ static int f_vp(const struct ab_ctx *ctx, const struct ab_queue *q,
 			  NULL, queued, limit, k->running, 0);
 }
 
-/* AJ-12 = PJ-14: release/cache, RC-* for AUTO queues. */
+/* AJ-12 = PJ-14: release/cache, RC-* for AUTO queues (no "ALL"
+** dictionary is passed to the analysis brokerage yet). */
 static int f_software(const struct ab_ctx *ctx, const struct ab_queue *q,
 		      struct dec_candidate *c)
 {
-	const struct rc_need *need = ctx->t->sw;
-	const struct jb_queue *jq = q->q;
-	if (need == NULL || jq->releases == JB_REL_ANY)
-		return 1;
-	if (jq->releases == JB_REL_LIST) {
-		const char *v = str_or_empty(need->sw_version);
-		if (in_list(jq->release_list, jq->nrelease_list, v, NULL))
-			return 1;
-		return dec_reject(c, ctx->stage, "AJ-12", "cache",
-				  "release %s not among the queue's %.0f "
-				  "releases",
-				  v, (double)jq->nrelease_list, 0, 0, 0);
-	}
-	if (jq->sw == NULL)
-		return dec_reject(c, ctx->stage, "RC-01", "no_sw",
-				  "releases AUTO but no software published",
-				  NULL, 0, 0, 0, 0);
-	return rc_check(need, jq->sw, NULL, c, ctx->stage);
+	return jb_check_release(ctx->t, q->q, NULL, ctx->stage, "AJ-12", c);
 }
 
 /* AJ-13: memory within [minrss, maxrss] x cores. */
@@ -288,30 +248,15 @@ static int f_storage(const struct ab_ctx *ctx, const struct ab_queue *q,
 	return 1;
 }
 
-/* AJ-16 = PJ-21: walltime of the smallest job within [mintime, maxtime]. */
+/* AJ-16 = PJ-21: walltime of the smallest job within [mintime, maxtime];
+** a task that gives no jobs has no estimate and passes. */
 static int f_walltime(const struct ab_ctx *ctx, const struct ab_queue *q,
 		      struct dec_candidate *c)
 {
-	const struct jb_queue *jq = q->q;
-	if (ctx->min_nevents < 0 || (!(jq->maxtime > 0) && !(jq->mintime > 0)))
+	if (ctx->min_nevents < 0)
 		return 1;
-	double wall = jb_walltime_s(ctx->t, ctx->min_nevents, ctx->f.cores,
-				    jq->corepower);
-	if (jq->maxtime > 0 && wall > jq->maxtime)
-		return dec_reject(c, ctx->stage, "AJ-16", "longwalltime",
-				  "walltime %.0f s > maxtime %.0f s "
-				  "(%.0f events, %.0f cores)",
-				  NULL, wall, jq->maxtime,
-				  (double)ctx->min_nevents,
-				  (double)ctx->f.cores);
-	if (jq->mintime > 0 && wall < jq->mintime)
-		return dec_reject(c, ctx->stage, "AJ-16", "shortwalltime",
-				  "walltime %.0f s < mintime %.0f s "
-				  "(%.0f events, %.0f cores)",
-				  NULL, wall, jq->mintime,
-				  (double)ctx->min_nevents,
-				  (double)ctx->f.cores);
-	return 1;
+	return jb_check_walltime(ctx->t, q->q, ctx->min_nevents, ctx->f.cores,
+				 ctx->stage, "AJ-16", c);
 }
 
 /* AJ-17: no pilot for 3 hours. */

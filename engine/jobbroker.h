@@ -212,6 +212,26 @@ struct jb_filter {
 /* The filter table, in order, terminated by a row with name == NULL. */
 extern const struct jb_filter jb_filters[];
 
+/*
+** Checks the analysis brokerage shares (AJ-09 = PJ-12, AJ-10 = PJ-13,
+** AJ-12 = PJ-14, AJ-16 = PJ-21): each returns 1 to keep `q`, or 0 after
+** dec_reject(c, stage, rule, ...) with the numbers compared (RC-* rules
+** name themselves). all_sw may be NULL; walltime uses the job of
+** `nevents` events on `cores` cores.
+*/
+int jb_check_diskio(const struct jb_task *t, const struct jb_queue *q,
+		    double max_diskio_default, const char *stage,
+		    const char *rule, struct dec_candidate *c);
+int jb_check_cores(const struct jb_task *t, const struct jb_queue *q,
+		   const char *stage, const char *rule,
+		   struct dec_candidate *c);
+int jb_check_release(const struct jb_task *t, const struct jb_queue *q,
+		     const struct rc_sw *all_sw, const char *stage,
+		     const char *rule, struct dec_candidate *c);
+int jb_check_walltime(const struct jb_task *t, const struct jb_queue *q,
+		      long nevents, long cores, const char *stage,
+		      const char *rule, struct dec_candidate *c);
+
 /* Fill `out` from the parameter set, applying the gshare suffix. */
 void jb_params_resolve(const struct prm_set *set, const char *gshare,
 		       struct jb_params *out);

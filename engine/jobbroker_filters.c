@@ -168,6 +168,91 @@ int jb_zero_share(const char *policy, const char *processing_type)
 
 /* ---- filters (one per row of jb_filters[]) ---------------------------- */
 
+/* ---- checks shared with the analysis brokerage --------------------------
+** PJ-12, PJ-13, PJ-14 and PJ-21 are also AJ-09, AJ-10, AJ-12 and AJ-16;
+** each brokerage's row calls the one check with its own rule ID. */
+
+int jb_check_diskio(const struct jb_task *t, const struct jb_queue *q,
+		    double max_diskio_default, const char *stage,
+		    const char *rule, struct dec_candidate *c)
+{
+	double limit = isfinite(q->max_diskio) ? q->max_diskio
+					       : max_diskio_default;
+	if (!(q->diskio_avg > limit && t->diskio > limit))
+		return 1;
+	return dec_reject(c, stage, rule, "diskIO",
+			  "task diskIO %g and queue average %g kB/s/core > "
+			  "limit %g",
+			  NULL, t->diskio, q->diskio_avg, limit, 0);
+}
+
+int jb_check_cores(const struct jb_task *t, const struct jb_queue *q,
+		   const char *stage, const char *rule,
+		   struct dec_candidate *c)
+{
+	double qc = (double)q->core_count;
+	if (q->core_count == 0)
+		return 1;
+	if (t->max_core_count > 0 && q->core_count > t->max_core_count)
+		return dec_reject(c, stage, rule, "max_cpucore",
+				  "queue coreCount %.0f > task maxCoreCount "
+				  "%.0f",
+				  NULL, qc, (double)t->max_core_count, 0, 0);
+	if ((t->core_count == 1 && q->core_count > 1) ||
+	    (t->core_count > 1 && q->core_count == 1))
+		return dec_reject(c, stage, rule, "cpucore",
+				  "queue coreCount %.0f does not fit task "
+				  "coreCount %.0f",
+				  NULL, qc, (double)t->core_count, 0, 0);
+	return 1;
+}
+
+int jb_check_release(const struct jb_task *t, const struct jb_queue *q,
+		     const struct rc_sw *all_sw, const char *stage,
+		     const char *rule, struct dec_candidate *c)
+{
+	const struct rc_need *need = t->sw;
+	if (need == NULL || q->releases == JB_REL_ANY)
+		return 1;
+	if (q->releases == JB_REL_LIST) {
+		const char *v = jb_str_or_empty(need->sw_version);
+		for (size_t i = 0; i < q->nrelease_list; i++)
+			if (strcmp(q->release_list[i], v) == 0)
+				return 1;
+		return dec_reject(c, stage, rule, "cache",
+				  "release %s not among the queue's %.0f "
+				  "releases",
+				  v, (double)q->nrelease_list, 0, 0, 0);
+	}
+	if (q->sw == NULL)
+		return dec_reject(c, stage, "RC-01", "no_sw",
+				  "releases AUTO but no software published",
+				  NULL, 0, 0, 0, 0);
+	return rc_check(need, q->sw, all_sw, c, stage);
+}
+
+int jb_check_walltime(const struct jb_task *t, const struct jb_queue *q,
+		      long nevents, long cores, const char *stage,
+		      const char *rule, struct dec_candidate *c)
+{
+	if (!(q->maxtime > 0) && !(q->mintime > 0))
+		return 1;
+	double wall = jb_walltime_s(t, nevents, cores, q->corepower);
+	if (q->maxtime > 0 && wall > q->maxtime)
+		return dec_reject(c, stage, rule, "longwalltime",
+				  "walltime %.0f s > maxtime %.0f s "
+				  "(%.0f events, %.0f cores)",
+				  NULL, wall, q->maxtime, (double)nevents,
+				  (double)cores);
+	if (q->mintime > 0 && wall < q->mintime)
+		return dec_reject(c, stage, rule, "shortwalltime",
+				  "walltime %.0f s < mintime %.0f s "
+				  "(%.0f events, %.0f cores)",
+				  NULL, wall, q->mintime, (double)nevents,
+				  (double)cores);
+	return 1;
+}
+
 /* PJ-01/PJ-02: test queues and the pre-assigned list. */
 static int f_candidates(const struct jb_ctx *ctx, const struct jb_queue *q,
 			struct dec_candidate *c)
@@ -329,60 +414,23 @@ static int f_move_input(const struct jb_ctx *ctx, const struct jb_queue *q,
 static int f_diskio(const struct jb_ctx *ctx, const struct jb_queue *q,
 		    struct dec_candidate *c)
 {
-	double limit = isfinite(q->max_diskio) ? q->max_diskio
-					       : ctx->p->max_diskio_default;
-	if (!(q->diskio_avg > limit && ctx->t->diskio > limit))
-		return 1;
-	return dec_reject(c, ctx->stage, "PJ-12", "diskIO",
-			  "task diskIO %g and queue average %g kB/s/core > "
-			  "limit %g",
-			  NULL, ctx->t->diskio, q->diskio_avg, limit, 0);
+	return jb_check_diskio(ctx->t, q, ctx->p->max_diskio_default,
+			       ctx->stage, "PJ-12", c);
 }
 
 /* PJ-13: core count matching. */
 static int f_cores(const struct jb_ctx *ctx, const struct jb_queue *q,
 		   struct dec_candidate *c)
 {
-	const struct jb_task *t = ctx->t;
-	double qc = (double)q->core_count;
-	if (q->core_count == 0)
-		return 1;
-	if (t->max_core_count > 0 && q->core_count > t->max_core_count)
-		return dec_reject(c, ctx->stage, "PJ-13", "max_cpucore",
-				  "queue coreCount %.0f > task maxCoreCount "
-				  "%.0f",
-				  NULL, qc, (double)t->max_core_count, 0, 0);
-	if ((t->core_count == 1 && q->core_count > 1) ||
-	    (t->core_count > 1 && q->core_count == 1))
-		return dec_reject(c, ctx->stage, "PJ-13", "cpucore",
-				  "queue coreCount %.0f does not fit task "
-				  "coreCount %.0f",
-				  NULL, qc, (double)t->core_count, 0, 0);
-	return 1;
+	return jb_check_cores(ctx->t, q, ctx->stage, "PJ-13", c);
 }
 
 /* PJ-14: release/cache availability, RC-* for AUTO queues. */
 static int f_software(const struct jb_ctx *ctx, const struct jb_queue *q,
 		      struct dec_candidate *c)
 {
-	const struct rc_need *need = ctx->t->sw;
-	if (need == NULL || q->releases == JB_REL_ANY)
-		return 1;
-	if (q->releases == JB_REL_LIST) {
-		const char *v = jb_str_or_empty(need->sw_version);
-		for (size_t i = 0; i < q->nrelease_list; i++)
-			if (strcmp(q->release_list[i], v) == 0)
-				return 1;
-		return dec_reject(c, ctx->stage, "PJ-14", "cache",
-				  "release %s not among the queue's %.0f "
-				  "releases",
-				  v, (double)q->nrelease_list, 0, 0, 0);
-	}
-	if (q->sw == NULL)
-		return dec_reject(c, ctx->stage, "RC-01", "no_sw",
-				  "releases AUTO but no software published",
-				  NULL, 0, 0, 0, 0);
-	return rc_check(need, q->sw, ctx->env->all_sw, c, ctx->stage);
+	return jb_check_release(ctx->t, q, ctx->env->all_sw, ctx->stage,
+				"PJ-14", c);
 }
 
 /* PJ-15: memory within [minrss, maxrss] x cores. */
@@ -472,25 +520,8 @@ static int f_scout_wall(const struct jb_ctx *ctx, const struct jb_queue *q,
 static int f_walltime(const struct jb_ctx *ctx, const struct jb_queue *q,
 		      struct dec_candidate *c)
 {
-	if (!(q->maxtime > 0) && !(q->mintime > 0))
-		return 1;
-	double wall = jb_walltime_s(ctx->t, ctx->min_nevents, ctx->f.cores,
-				    q->corepower);
-	if (q->maxtime > 0 && wall > q->maxtime)
-		return dec_reject(c, ctx->stage, "PJ-21", "longwalltime",
-				  "walltime %.0f s > maxtime %.0f s "
-				  "(%.0f events, %.0f cores)",
-				  NULL, wall, q->maxtime,
-				  (double)ctx->min_nevents,
-				  (double)ctx->f.cores);
-	if (q->mintime > 0 && wall < q->mintime)
-		return dec_reject(c, ctx->stage, "PJ-21", "shortwalltime",
-				  "walltime %.0f s < mintime %.0f s "
-				  "(%.0f events, %.0f cores)",
-				  NULL, wall, q->mintime,
-				  (double)ctx->min_nevents,
-				  (double)ctx->f.cores);
-	return 1;
+	return jb_check_walltime(ctx->t, q, ctx->min_nevents, ctx->f.cores,
+				 ctx->stage, "PJ-21", c);
 }
 
 /* PJ-22: worker-node connectivity. */
