@@ -35,3 +35,10 @@ long long clk_now(void)
 	fclose(f);
 	return now;
 }
+
+double clk_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -15,4 +15,8 @@ void clk_set_offset_file(const char *path);
 /* Unix seconds plus the offset (0 when the file is absent or unreadable). */
 long long clk_now(void);
 
+/* Seconds of the monotonic clock, for intervals and timers (never moved
+** by the offset, never by a wall-clock change). */
+double clk_mono(void);
+
 #endif

@@ -262,15 +262,13 @@ uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now)
 	return gb_hash64(request_id) ^ (uint64_t)now ^ (++w->seq_counter << 32);
 }
 
-int wk_outbox_event(struct wk_worker *w, const char *event,
-		    long long decision_id, const char *request_id,
-		    const msgpack_sbuffer *sb, long long now, struct arena *a,
-		    struct st_outbox_row *row)
+int wk_outbox_row(struct wk_worker *w, const char *message_id,
+		  const char *event, const char *request_id,
+		  const msgpack_sbuffer *sb, long long now, struct arena *a,
+		  struct st_outbox_row *row)
 {
-	char msgid[64];
-	snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
 	memset(row, 0, sizeof(*row));
-	row->message_id = arena_strdup(a, msgid);
+	row->message_id = arena_strdup(a, message_id);
 	row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
 	row->routing_key = arena_strdup(a, event);
 	row->type = row->routing_key;
@@ -283,6 +281,16 @@ int wk_outbox_event(struct wk_worker *w, const char *event,
 	return st_outbox_add(w->db, row->message_id, request_id, row->exchange,
 			     row->routing_key, row->type, row->body, row->len,
 			     w->id, now + w->cfg->outbox_lease, &row->id);
+}
+
+int wk_outbox_event(struct wk_worker *w, const char *event,
+		    long long decision_id, const char *request_id,
+		    const msgpack_sbuffer *sb, long long now, struct arena *a,
+		    struct st_outbox_row *row)
+{
+	char msgid[64];
+	snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
+	return wk_outbox_row(w, msgid, event, request_id, sb, now, a, row);
 }
 
 /*

@@ -49,6 +49,13 @@ int wk_outbox_event(struct wk_worker *w, const char *event,
 		    const msgpack_sbuffer *sb, long long now, struct arena *a,
 		    struct st_outbox_row *row);
 
+/* The same with the event's own message id (a pilot batch's events are
+** named after their first decision, see pipeline_match.c). */
+int wk_outbox_row(struct wk_worker *w, const char *message_id,
+		  const char *event, const char *request_id,
+		  const msgpack_sbuffer *sb, long long now, struct arena *a,
+		  struct st_outbox_row *row);
+
 /* Count and log a database failure; marks the database down on
 ** GB_EDBGONE so the loop stops consuming until it is back. */
 void wk_db_failed(struct wk_worker *w, int rc, const char *what);

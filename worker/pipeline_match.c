@@ -55,13 +55,6 @@ enum {
 	WK_MR_DONE,        /* answered from an earlier decision, settled */
 };
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- state ------------------------------------------------------------- */
 
 int wk_tq_init(struct wk_worker *w)
@@ -104,7 +97,7 @@ void wk_tq_free(struct wk_worker *w)
 int wk_tq_config(struct wk_worker *w)
 {
 	struct wk_tq *t = w->tq;
-	double now = mono_s();
+	double now = clk_mono();
 	if (t->cfg_at > 0 && now - t->cfg_at < WK_CFG_RELOAD_S)
 		return GB_OK;
 	struct arena fresh;
@@ -141,7 +134,7 @@ int wk_tq_job_sharing(const struct wk_worker *w, const char *group)
 int wk_tq_fresh(struct wk_worker *w, int force)
 {
 	struct wk_tq *t = w->tq;
-	double now = mono_s();
+	double now = clk_mono();
 	struct tqs_stats st;
 	memset(&st, 0, sizeof(st));
 	int rc;
@@ -503,25 +496,9 @@ static int batch_event(struct wk_worker *w, const char *event, int matched,
 		char msgid[96];
 		snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-%s",
 			 items[0].decision_id, matched ? "matched" : "nomatch");
-		memset(row, 0, sizeof(*row));
-		row->message_id = arena_strdup(a, msgid);
-		row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
-		row->routing_key = arena_strdup(a, event);
-		row->type = row->routing_key;
-		row->body = arena_alloc(a, sb.size ? sb.size : 1);
-		row->len = sb.size;
-		if (!row->message_id || !row->exchange || !row->routing_key ||
-		    !row->body) {
-			rc = GB_ENOMEM;
-		} else {
-			memcpy(row->body, sb.data, sb.size);
-			rc = st_outbox_add(w->db, row->message_id, first_req,
-					   row->exchange, row->routing_key,
-					   row->type, row->body, row->len,
-					   w->id, now + w->cfg->outbox_lease,
-					   &row->id);
-			*have = rc == GB_OK;
-		}
+		rc = wk_outbox_row(w, msgid, event, first_req, &sb, now, a,
+				   row);
+		*have = rc == GB_OK;
 	}
 	msgpack_sbuffer_destroy(&sb);
 	return rc;

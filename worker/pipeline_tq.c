@@ -24,13 +24,6 @@
 #include "pipeline_internal.h"
 #include "store_tq.h"
 
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- job.submit -------------------------------------------------------- */
 
 void wk_handle_job_submit(struct wk_worker *w, const struct amq_delivery *d,
@@ -240,7 +233,7 @@ void wk_tq_tick(struct wk_worker *w)
 	struct wk_tq *t = w->tq;
 	if (t == NULL || w->db == NULL || w->db_down)
 		return;
-	double mono = mono_s();
+	double mono = clk_mono();
 	long long now = clk_now();
 	/* A worker with no pilots still keeps its index warm, so the first
 	** pilot after a quiet spell is not slowed by a big refresh. */

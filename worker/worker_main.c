@@ -52,13 +52,6 @@ struct app {
 	unsigned long ticks;
 };
 
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void on_state(void *ud, int up)
 {
 	struct app *app = ud;
@@ -150,7 +143,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct app *app = arg;
-	double t = mono();
+	double t = clk_mono();
 	app->ticks++;
 	db_housekeeping(app, t);
 	if (!app->stopping && app->w.amq) {
@@ -208,7 +201,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	app->stopping = 1;
-	app->stop_started = mono();
+	app->stop_started = clk_mono();
 	sd_notify(0, "STOPPING=1");
 	log_info("stop requested: draining %zu in-flight publish(es)",
 		 wk_inflight(&app->w));
