@@ -353,3 +353,51 @@ int ab_broker(const struct ab_task *t, const struct ab_queue *qs, size_t n,
 	d->retry_after_s = 0;
 	return GB_OK;
 }
+
+/* ---- spreading the jobs ----------------------------------------------- */
+
+int ab_distribute(const struct ab_plan *plan, size_t njobs, long *job_queue)
+{
+	if (plan == NULL || (njobs > 0 && job_queue == NULL) ||
+	    plan->nbest > AB_BEST_N)
+		return GB_EINVAL;
+	double sum = 0;
+	for (size_t k = 0; k < plan->nbest; k++) {
+		if (!isfinite(plan->weight[k]) || plan->weight[k] < 0)
+			return GB_EINVAL;
+		sum += plan->weight[k];
+	}
+	if (plan->nbest == 0) {
+		for (size_t i = 0; i < njobs; i++)
+			job_queue[i] = -1;
+		return GB_OK;
+	}
+	/* Hamilton's method: floors first, then one more job to each of the
+	** largest remainders. Exact in integers, so the counts always add up
+	** to njobs, which a rounding of each share alone does not promise. */
+	size_t count[AB_BEST_N] = {0};
+	double rem[AB_BEST_N] = {0};
+	size_t given = 0;
+	for (size_t k = 0; k < plan->nbest; k++) {
+		double share = sum > 0 ? (double)njobs * plan->weight[k] / sum
+				       : (k == 0 ? (double)njobs : 0);
+		double fl = floor(share);
+		count[k] = (size_t)fl;
+		rem[k] = share - fl;
+		given += count[k];
+	}
+	while (given < njobs) {
+		size_t pick = 0;
+		for (size_t k = 1; k < plan->nbest; k++)
+			if (rem[k] > rem[pick])
+				pick = k; /* strict: ties keep the better rank */
+		count[pick]++;
+		rem[pick] = -1;
+		given++;
+	}
+	size_t i = 0;
+	for (size_t k = 0; k < plan->nbest && i < njobs; k++)
+		for (size_t c = 0; c < count[k] && i < njobs; c++)
+			job_queue[i++] = plan->best[k];
+	return GB_OK;
+}

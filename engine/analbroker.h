@@ -127,6 +127,17 @@ int ab_broker(const struct ab_task *t, const struct ab_queue *qs, size_t n,
 	      struct dec_candidate *cands, struct dec_decision *d,
 	      struct ab_plan *plan);
 
+/*
+** Spread `njobs` jobs over plan->best in proportion to plan->weight
+** (largest remainders; a tie goes to the better-ranked queue), in rank
+** order: job_queue[0..k) get best[0], the next ones best[1], and so on.
+** A plan with no queue leaves every job -1; when no weight is positive
+** every job goes to best[0]. Returns 0,
+** GB_EINVAL (NULL plan, or NULL job_queue with njobs > 0, or a negative or
+** non-finite weight).
+*/
+int ab_distribute(const struct ab_plan *plan, size_t njobs, long *job_queue);
+
 /* AJ-13: the expected memory of a job in MB at a queue with `cores`
 ** (the task's core count on a unified queue). */
 double ab_memory_mb(const struct ab_task *t, long cores);

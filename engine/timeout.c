@@ -283,6 +283,66 @@ int to_check(const struct to_job *j, const struct to_queue *q,
 	return 0;
 }
 
+/* The first whole second at which "now - base > limit" holds: base + limit
+** is when the rule's age reaches its limit, and the rule wants strictly
+** more. Clamped so that no limit can overflow a long long. */
+static long long fire_time(double base, double limit)
+{
+	double t = floor(base + limit) + 1;
+	if (t >= 9.2e18)
+		return LLONG_MAX;
+	if (t <= -9.2e18)
+		return LLONG_MIN;
+	return (long long)t;
+}
+
+int to_next_check(const struct to_job *j, const struct to_queue *q,
+		  const struct prm_set *set, long long now, long long *at)
+{
+	if (j == NULL || at == NULL || (int)j->status < 0 ||
+	    (int)j->status >= TO_NSTATUS)
+		return GB_EINVAL;
+	static const struct to_queue no_queue = {0};
+	if (q == NULL)
+		q = &no_queue;
+	const struct to_ctx c = {.j = j, .q = q, .set = set, .now = now};
+	int found = 0;
+	long long best = LLONG_MAX;
+	for (size_t i = 0; i < sizeof(to_rules) / sizeof(*to_rules); i++) {
+		const struct to_rule *r = &to_rules[i];
+		if (!(r->statuses & ST(j->status)))
+			continue;
+		double age, limit, base;
+		if (r->measure == m_stuck_queue) {
+			/* Fires once the job is 4 h in its status and the
+			** queue's last start is 2 h old, whichever is later;
+			** both are known now. */
+			if (j->current_priority < HIGH_PRIO)
+				continue;
+			base = (double)j->status_since;
+			limit = 4 * HOUR;
+			if (q->last_start != 0 &&
+			    (double)q->last_start + 2 * HOUR > base + limit) {
+				base = (double)q->last_start;
+				limit = 2 * HOUR;
+			}
+		} else {
+			if (!r->measure(&c, &age, &limit))
+				continue;
+			base = (double)now - age;
+		}
+		if (isnan(limit))
+			continue; /* an unset limit never fires */
+		long long t = fire_time(base, limit);
+		if (!found || t < best)
+			best = t;
+		found = 1;
+	}
+	if (found)
+		*at = best;
+	return found;
+}
+
 /* ---- TO-13 ------------------------------------------------------------ */
 
 static int count_ok(double x)

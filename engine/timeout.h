@@ -114,6 +114,21 @@ struct to_verdict {
 int to_check(const struct to_job *j, const struct to_queue *q,
 	     const struct prm_set *set, long long now, struct to_verdict *out);
 
+/*
+** When the worker must look at job `j` again: *at gets the earliest unix
+** second at which a rule of TO-01..TO-11 can fire for the job's current
+** status at queue `q` (NULL as in to_check), assuming nothing about the job
+** changes meanwhile. TO-12 is ignored (an exempt queue may stop being
+** exempt; the caller re-checks such jobs on its own interval). TO-06 takes
+** the queue's last start into account: with a start 30 min ago the rule
+** cannot fire before that start is 2 h old. The time may be <= now when a
+** rule is already due. Returns 1 (*at set), 0 when no rule can ever fire
+** (a final status, or every limit unset), GB_EINVAL on NULL j/at or a
+** status out of range.
+*/
+int to_next_check(const struct to_job *j, const struct to_queue *q,
+		  const struct prm_set *set, long long now, long long *at);
+
 /* Per queue and gshare (TO-13). */
 struct to_rebro_in {
 	double nqueue;       /* defined+assigned+activated+starting here */

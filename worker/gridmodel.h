@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "analbroker.h"
 #include "arena.h"
 #include "jobbroker.h"
 
@@ -38,6 +39,14 @@ struct gm_queue {
 	/* The RC-01 dictionary as compact JSON text, which is what MariaDB
 	** stores (NULL when the queue publishes none). */
 	const char *sw_json;
+	/* Analysis brokerage and timeouts (0005): defaults unified, not VP,
+	** mid, reassign allowed, reference transfer times, no workflow. */
+	enum ab_queue_type type;       /* AJ-05 */
+	int is_vp;                     /* AJ-11 */
+	enum an_site_class site_class; /* AJ-04, AJ-25 */
+	int disable_reassign;          /* TO-12 */
+	double transtimehi, transtimelo; /* days, 0 = reference (TO-11) */
+	const char *workflow;          /* "" = none (TO-09) */
 };
 
 /* A link from a satellite site to a nucleus (PJ-05/06, NW-*). */
@@ -81,6 +90,24 @@ struct gm_job {
 };
 
 /*
+** The analysis part of a job.broker request (taskType "anal"): who owns
+** the task and the analysis brokerage's own task fields. Zeroed for a
+** production request (is_analysis 0).
+*/
+struct gm_anal {
+	int is_analysis;            /* taskType "anal" */
+	const char *user;           /* userName; required when is_analysis */
+	const char *working_group;  /* workingGroup; NULL = none (AJ-01) */
+	long task_priority;         /* taskPriority (AJ-08); default 1000 */
+	int ram_per_core;           /* ramCountUnit MBPerCore 1 (default), MB 0 */
+	const char *const *excluded_sites; /* excludedSite (AJ-06) */
+	size_t nexcluded;
+	const char *const *included_sites; /* includedSite (AJ-06) */
+	size_t nincluded;
+	int avoid_vp;               /* avoidVP (AJ-11) */
+};
+
+/*
 ** A job.broker request (or a scenario's task and jobs). `t` is complete
 ** except t.jobs/t.njobs/t.total_input_gb and t.sw, which gm_resolve() sets
 ** from `jobs` and `need`; `need.arch` is parsed from `architecture`.
@@ -91,7 +118,82 @@ struct gm_request {
 	const char *architecture; /* raw task architecture (RC-02) */
 	const struct gm_job *jobs;
 	size_t njobs;
+	struct gm_anal an;
 };
+
+/* Names of the analysis words, for codecs, scenario files and reports. */
+const char *gm_queue_type_name(enum ab_queue_type t);  /* "analysis", ... */
+int gm_queue_type_parse(const char *s);                /* -1 unknown */
+const char *gm_site_class_name(enum an_site_class c);  /* "hi", "mid", "lo" */
+int gm_site_class_parse(const char *s);                /* -1 unknown */
+const char *gm_task_class_name(enum an_task_class c);  /* "S", "A", "B", "C" */
+int gm_task_class_parse(const char *s);                /* -1 unknown */
+
+/*
+** What the analysis brokerage reads besides the grid, for one request:
+** the owner's load (AJ-01..AJ-04) and, per queue name, the owner's load
+** there and the task's recent outcomes there. A queue missing from
+** `queues` has zero user load, no recent outcomes and trr 0.
+*/
+struct gm_anal_queue {
+	const char *name;
+	double trr;                 /* jobs started per hour, last 6 h */
+	double nq_user, nr_user;    /* the owner's queued and running jobs */
+	double nusers;              /* owners with active jobs there */
+	double task_failed, task_closed, task_finished; /* AJ-18 window */
+};
+
+struct gm_anal_state {
+	struct an_user_load user;   /* complete: AJ-01..AJ-04 inputs */
+	const struct gm_anal_queue *queues;
+	size_t nqueues;
+};
+
+/*
+** The analysis part of a grid file ("analysis": users, workingGroups,
+** shares, taskClasses), replaced as a whole by `grid load`.
+*/
+struct gm_owner {
+	const char *name;
+	int is_group;               /* a working group, else a user */
+	double running_jobs, queued_jobs, running_cores, queued_cores;
+	double hi_site_slots;
+	double quota_used_gb;
+	double quota_gb;            /* NAN = unlimited */
+};
+struct gm_share {
+	const char *gshare;
+	double target, usage;       /* target > 0 */
+};
+struct gm_task_class {
+	long long task_id;
+	enum an_task_class cls;
+};
+struct gm_anal_grid {
+	const struct gm_owner *owners;
+	size_t nowners;
+	const struct gm_share *shares;
+	size_t nshares;
+	const struct gm_task_class *classes;
+	size_t nclasses;
+};
+
+/*
+** Build the analysis brokerage input from the resolved production view:
+** `queues` (n = g->nqueues, what gm_resolve made for r, in grid order)
+** become `*out` (n ab_queues in the same order, in `a`): type, VP, site
+** class from g, the stabilizer load (nq = defined + assigned + activated
+** + starting of the task's gshare, nr = running, trr, the owner's nq/nr
+** and nusers from st), the task's outcomes. `*t` gets the ab_task of r
+** (r->an fields, task class `tclass`, user_analysis when r->t.gshare is
+** "User Analysis" or "Express Analysis", nj = r->njobs, the input disk
+** count = the largest job input in MB). Returns 0, GB_EINVAL (NULL
+** arguments, r not an analysis request, njobs 0) or GB_ENOMEM.
+*/
+int gm_anal_resolve(const struct gm_grid *g, const struct jb_queue *queues,
+		    const struct gm_request *r, const struct gm_anal_state *st,
+		    enum an_task_class tclass, struct arena *a,
+		    struct ab_queue **out, struct ab_task *t);
 
 /*
 ** Build the engine input for request `r` on grid `g`: one jb_queue per grid

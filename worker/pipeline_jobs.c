@@ -128,7 +128,7 @@ static int decide_jobs(struct wk_worker *w, struct gm_request *r,
 	long long decision_id = 0;
 	rc = st_jobs_decide(w->db, r, queues, &dec, &plan, request_id, body,
 			    len, now, retry_at, detail_s ? detail_s : "{}",
-			    &decision_id);
+			    &set, 0, &decision_id);
 	free(detail_s);
 	if (rc != GB_OK)
 		return rc;

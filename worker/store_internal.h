@@ -68,6 +68,12 @@ enum st_sid {
 	/* DIRAC task queues (store_tq*.c) number their statements from here. */
 	ST_SID_TQ_BASE,
 	ST_SID_TQ_LAST = ST_SID_TQ_BASE + 63,
+	/* store_panda.c */
+	ST_SID_PANDA_BASE,
+	ST_SID_PANDA_LAST = ST_SID_PANDA_BASE + 31,
+	/* store_anal.c */
+	ST_SID_ANAL_BASE,
+	ST_SID_ANAL_LAST = ST_SID_ANAL_BASE + 31,
 	ST_NSID
 };
 

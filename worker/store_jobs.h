@@ -73,8 +73,8 @@ int st_jobs_task_info(struct st_db *db, long long task_id, struct arena *a,
 		      enum tb_job_scope *scope);
 
 /*
-** done[i] = 1 when job job_ids[i] already has a queue (status assigned or
-** activated), else 0; `done` has n slots. Ids may repeat. Reads in chunks,
+** done[i] = 1 when job job_ids[i] already has a queue (any status but
+** pending and throttled; a reassigned job is pending again), else 0; `done` has n slots. Ids may repeat. Reads in chunks,
 ** so n is bounded only by the caller's arrays. Returns 0 or a database
 ** error.
 */
@@ -99,6 +99,16 @@ int st_jobs_done(struct st_db *db, const long long *job_ids, size_t n,
 **    (`len` bytes of msgpack, at most a MEDIUMBLOB), the task id, status
 **    pending with pending_until = retry_at when d->outcome is pending or a
 **    job was left without a queue, else done.
+**  - the life-cycle columns of 0005 for every job written: gshare =
+**    r->t.gshare, user_name/working_group from r->an (NULL for
+**    production), cores = r->t.core_count, current_priority =
+**    r->t.priority, brokered_at = status_since = status_time = now,
+**    created_at = now on insert only (kept across reassignments), and
+**    check_at = to_next_check() of the new status at its queue (queue
+**    last_start from `queues`; `set` gives the limits, NULL = catalogue
+**    defaults);
+**  - `unplaced_throttled` 1 (the analysis throttle stopped the task):
+**    jobs without a queue get status throttled instead of pending.
 ** Returns 0, GB_EINVAL (NULL arguments, an index or status out of range, an
 ** assigned outcome without a best queue), GB_ETOOBIG (body too long),
 ** GB_ESTATE (outside a transaction) or a database error.
@@ -108,6 +118,7 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 		   const struct jb_plan *plan, const char *request_id,
 		   const void *body, size_t len, long long now,
 		   long long retry_at, const char *detail_json,
+		   const struct prm_set *set, int unplaced_throttled,
 		   long long *decision_id);
 
 /*

@@ -433,8 +433,11 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 		   const struct jb_plan *plan, const char *request_id,
 		   const void *body, size_t len, long long now,
 		   long long retry_at, const char *detail_json,
+		   const struct prm_set *set, int unplaced_throttled,
 		   long long *decision_id)
 {
+	(void)set; /* 0005 columns: filled in by the life-cycle change */
+	(void)unplaced_throttled;
 	if (db == NULL || r == NULL || d == NULL || plan == NULL ||
 	    request_id == NULL || request_id[0] == '\0' ||
 	    (len && body == NULL) || detail_json == NULL ||

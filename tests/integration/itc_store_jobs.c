@@ -763,7 +763,8 @@ static long long decide(const char *request_id, enum dec_outcome outcome,
 					     0xa1, 'b',	 0xc0};
 	long long id = -1;
 	int rc = st_jobs_decide(db, &r, dq, &d, &plan, request_id, body,
-				sizeof(body), now, retry_at, "{\"k\":1}", &id);
+				sizeof(body), now, retry_at, "{\"k\":1}", NULL, 0,
+				&id);
 	if (rc != want)
 		fail_msg("decide %s: got %s (%s)", request_id, gb_errname(rc),
 			 st_error(db));
