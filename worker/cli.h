@@ -35,12 +35,21 @@ int cli_grid_has_jobs(json_t *root);
 /* Load the job-brokerage part of a grid file into `db`. Prints a summary
 ** line; returns 0 or 1 (after printing why). */
 int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file);
+/* The grid file's "analysis" section (owners, shares, task classes),
+** replacing the analysis tables. Returns 0 or 1 (printed why). */
+int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file);
 
 /* `gridbroker job submit FILE.json`. */
 int cli_cmd_job_submit(struct cli *cli, int argc, char **argv);
 
-/* `explain` of a job scenario (root has "queues"). Returns the exit code. */
+/* `explain` of a job scenario (root has "queues"): the production job
+** brokerage, or the analysis one (throttle, AJ-05..AJ-28) when the task
+** has taskType "anal". Returns the exit code. */
 int cli_explain_jobs(json_t *root, const char *file, int as_json);
+
+/* `explain` of a timeout scenario ("kind": "timeout"): TO-01..TO-13 per
+** job and rebrokerage row. Returns the exit code. */
+int cli_explain_timeout(json_t *root, const char *file, int as_json);
 
 /* One-line summary of a jobs.assigned / jobs.pending event body. */
 void cli_print_jobs_event(const char *routing_key, json_t *body);

@@ -16,9 +16,13 @@
 #include "codec_jobs.h"
 #include "decision.h"
 #include "gb_error.h"
+#include "report_anal.h"
 #include "report_jobs.h"
 #include "scenario.h"
+#include "scenario_analysis.h"
 #include "scenario_jobs.h"
+#include "scenario_timeout.h"
+#include "store_anal.h"
 #include "store_jobs.h"
 
 int cli_grid_has_jobs(json_t *root)
@@ -52,6 +56,30 @@ int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file)
 			printf("loaded %zu queues, %zu links and replicas of "
 			       "%zu files from %s\n",
 			       g.nqueues, g.nlinks, g.nfiles, file);
+	}
+	arena_free(&a);
+	return rc == GB_OK ? 0 : 1;
+}
+
+int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file)
+{
+	char err[1024] = "";
+	struct arena a;
+	arena_init(&a, 64u << 20);
+	struct gm_anal_grid g;
+	int rc = scj_parse_anal_grid(json_object_get(root, "analysis"), &a, &g,
+				     err, sizeof(err));
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s: analysis: %s\n", file, err);
+	} else {
+		rc = st_anal_save(db, &g, (long long)time(NULL));
+		if (rc != GB_OK)
+			fprintf(stderr, "gridbroker: grid load: %s\n",
+				st_error(db));
+		else
+			printf("loaded %zu analysis owners, %zu shares and %zu "
+			       "task classes from %s\n",
+			       g.nowners, g.nshares, g.nclasses, file);
 	}
 	arena_free(&a);
 	return rc == GB_OK ? 0 : 1;
@@ -132,8 +160,75 @@ int cli_cmd_job_submit(struct cli *cli, int argc, char **argv)
 
 /* ---- explain ---------------------------------------------------------- */
 
+static void print_json(json_t *j)
+{
+	char *txt = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10))
+		      : NULL;
+	printf("%s\n", txt ? txt : "{}");
+	free(txt);
+	json_decref(j);
+}
+
+/* An analysis scenario (taskType "anal"): throttle, then AJ-05..AJ-28. */
+static int explain_analysis(json_t *root, const char *file, int as_json)
+{
+	char err[1024] = "";
+	struct arena a;
+	arena_init(&a, 512u << 20);
+	struct sca_scenario sc;
+	struct sca_result res;
+	int rc = sca_parse_scenario(root, &a, &sc, err, sizeof(err));
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
+		arena_free(&a);
+		return 1;
+	}
+	rc = sca_run(&sc, &a, &res);
+	const struct ab_queue *aqs = res.throttle.throttled ? NULL : res.aqs;
+	const struct dec_decision *d = res.throttle.throttled ? NULL : &res.dec;
+	if (rc != GB_OK)
+		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
+	else if (as_json)
+		print_json(rpa_decision_json(&res.req, aqs, res.nqueues, d,
+					     &res.plan, res.job_queue,
+					     &res.throttle, &res.user,
+					     res.task_class));
+	else
+		rpa_print_decision(stdout, &res.req, aqs, res.nqueues, d,
+				   &res.plan, res.job_queue, &res.throttle,
+				   &res.user, res.task_class);
+	arena_free(&a);
+	return rc == GB_OK ? 0 : 1;
+}
+
+int cli_explain_timeout(json_t *root, const char *file, int as_json)
+{
+	char err[1024] = "";
+	struct arena a;
+	arena_init(&a, 256u << 20);
+	struct sct_scenario sc;
+	struct sct_result res;
+	int rc = sct_parse_scenario(root, &a, &sc, err, sizeof(err));
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
+		arena_free(&a);
+		return 1;
+	}
+	rc = sct_run(&sc, &a, &res);
+	if (rc != GB_OK)
+		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
+	else if (as_json)
+		print_json(sct_result_json(&sc, &res));
+	else
+		sct_print_result(stdout, &sc, &res);
+	arena_free(&a);
+	return rc == GB_OK ? 0 : 1;
+}
+
 int cli_explain_jobs(json_t *root, const char *file, int as_json)
 {
+	if (sca_is_analysis_scenario(root))
+		return explain_analysis(root, file, as_json);
 	char err[1024] = "";
 	struct arena a;
 	arena_init(&a, 512u << 20);
@@ -149,14 +244,8 @@ int cli_explain_jobs(json_t *root, const char *file, int as_json)
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
 	} else if (as_json) {
-		json_t *j = rpj_decision_json(&sc.req, res.queues, res.nqueues,
-					      &res.dec, &res.plan);
-		char *txt = j ? json_dumps(j, JSON_INDENT(2) |
-						      JSON_REAL_PRECISION(10))
-			      : NULL;
-		printf("%s\n", txt ? txt : "{}");
-		free(txt);
-		json_decref(j);
+		print_json(rpj_decision_json(&sc.req, res.queues, res.nqueues,
+					     &res.dec, &res.plan));
 	} else {
 		rpj_print_decision(stdout, &sc.req, res.queues, res.nqueues,
 				   &res.dec, &res.plan);

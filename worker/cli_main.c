@@ -155,6 +155,9 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 			if (rc == GB_OK && cli_grid_has_jobs(root) &&
 			    cli_grid_load_jobs(db, root, argv[0]) != 0)
 				rc = GB_EINVAL;
+			if (rc == GB_OK && json_object_get(root, "analysis") &&
+			    cli_grid_load_analysis(db, root, argv[0]) != 0)
+				rc = GB_EINVAL;
 			if (rc == GB_OK && dj_has_config(root) &&
 			    cli_grid_load_dirac(db, root, argv[0]) != 0)
 				rc = GB_EINVAL;
@@ -504,6 +507,12 @@ static int cmd_explain(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "gridbroker: %s\n", err);
 		return 1;
 	}
+	/* "kind" first: a timeout scenario also has "queues" (an object). */
+	if (json_is_object(root) && json_object_get(root, "kind")) {
+		int xrc = cli_explain_timeout(root, file, as_json);
+		json_decref(root);
+		return xrc;
+	}
 	if (json_is_object(root) && json_object_get(root, "queues")) {
 		int xrc = cli_explain_jobs(root, file, as_json);
 		json_decref(root);
@@ -564,9 +573,9 @@ static int cmd_version(struct cli *cli, int argc, char **argv);
 static const struct cli_cmd cli_cmds[] = {
 	{"db migrate", "", "apply the schema migrations in order (re-running is a no-op) and seed the parameter defaults", 1, cmd_db_migrate},
 	{"db status", "", "check the database connection and print the schema version", 1, cmd_db_status},
-	{"grid load", "FILE.json", "load a grid file: nuclei, storages, replicas (task brokerage); queues, sw, links, fileReplicas (job brokerage); groups, shareCorrections, cpuSegments (DIRAC task queues)", 1, cmd_grid_load},
+	{"grid load", "FILE.json", "load a grid file: nuclei, storages, replicas (task brokerage); queues, sw, links, fileReplicas (job brokerage); analysis (owners, shares, task classes); groups, shareCorrections, cpuSegments (DIRAC task queues)", 1, cmd_grid_load},
 	{"job submit", "FILE.json", "publish job.broker requests for a job request object (a task and its jobs), an array of them, or a job scenario's task", 1, cli_cmd_job_submit},
-	{"job status", "JOBID STATUS [--site S] [--time T]", "publish job.status for a DIRAC job (waiting, matched, running, stalled, completing, done, failed, killed); T is unix seconds or RFC 3339, default now", 1, cli_cmd_job_status},
+	{"job status", "JOBID STATUS [--site S] [--time T] | --panda JOBID STATUS [--sub-status S] [--time T]", "publish job.status for a DIRAC job (waiting, matched, running, stalled, completing, done, failed, killed), or with --panda for a PanDA job (defined .. cancelled, started, heartbeat); T is unix seconds or RFC 3339, default now (the worker clock's, with its test offset, for --panda)", 1, cli_cmd_job_status},
 	{"tq submit", "FILE.json", "publish job.submit requests for a DIRAC job object, an array of them, or {\"jobs\": [...]} (chunks of at most 5000 jobs per message)", 1, cli_cmd_tq_submit},
 	{"tq list", "[--json]", "list the DIRAC task queues: owner, group, setup, CPU segment, waiting jobs, priority, requirements", 1, cli_cmd_tq_list},
 	{"pilot match", "FILE.json | --site S --setup X --cpu-time N [--platform P] [--grid-ce C] [--pilot-type T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn", 1, cli_cmd_pilot_match},
@@ -574,7 +583,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{"events", "[-n COUNT] [-t SECONDS] [--json] [ROUTING-KEY ...]", "subscribe to gridbroker.events and print events as they arrive (default key: #)", 1, cmd_events},
 	{"publish", "ROUTING-KEY FILE|- [--message-id ID]", "publish a file's bytes unchanged as a request (replay a dead letter, test bad input)", 1, cmd_publish},
 	{"dlq", "[-n COUNT] [--remove] [--json]", "list dead-lettered requests with the field and problem that rejected them", 1, cmd_dlq},
-	{"explain", "FILE.json [--json]", "run the engine offline on a scenario file (task, job or DIRAC match scenario): every candidate's weight or reasons, the stages and the decision", 0, cmd_explain},
+	{"explain", "FILE.json [--json]", "run the engine offline on a scenario file (task, job, analysis job, DIRAC match or \"kind\": \"timeout\" scenario): every candidate's weight or reasons, the stages and the decision (analysis: the throttle first; timeout: each job's rule or next check, TO-13 per rebro row)", 0, cmd_explain},
 	{"help", "[COMMAND]", "show this list, or one command's usage", 0, cmd_help},
 	{"version", "", "print the version", 0, cmd_version},
 	{NULL, NULL, NULL, 0, NULL},

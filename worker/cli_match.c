@@ -21,6 +21,8 @@
 
 #include "cli.h"
 #include "codec.h"
+#include "clock.h"
+#include "codec_panda.h"
 #include "codec_tq.h"
 #include "dirac_json.h"
 #include "gb_error.h"
@@ -522,8 +524,98 @@ static int parse_time(const char *s, long long *out)
 	return tf_parse(s, out);
 }
 
+/*
+** `job status --panda JOBID STATUS`: a PanDA job.status (system "panda").
+** The default time is the worker clock's now (with the configured test
+** offset), since an update older than the job's last brokerage is stale.
+*/
+static int panda_status(struct cli *cli, int argc, char **argv)
+{
+	struct cdp_status st;
+	memset(&st, 0, sizeof(st));
+	const char *pos[2] = {NULL, NULL}, *when = NULL;
+	int npos = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--panda")) {
+			continue;
+		} else if (!strcmp(argv[i], "--sub-status") && i + 1 < argc) {
+			st.job_sub_status = argv[++i];
+		} else if (!strcmp(argv[i], "--site") && i + 1 < argc) {
+			st.site = argv[++i];
+		} else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
+			when = argv[++i];
+		} else if (argv[i][0] != '-' && npos < 2) {
+			pos[npos++] = argv[i];
+		} else {
+			return 2;
+		}
+	}
+	if (npos != 2)
+		return 2;
+	char *end = NULL;
+	st.job_id = strtoll(pos[0], &end, 10);
+	if (*end || st.job_id < 1)
+		return 2;
+	if (!strcmp(pos[1], "heartbeat")) {
+		st.heartbeat = 1;
+		st.status = TO_ST_RUNNING;
+	} else {
+		int code = !strcmp(pos[1], "started") ? (int)TO_ST_RUNNING
+						       : to_status_parse(pos[1]);
+		if (code < 0 || code == TO_ST_PENDING) {
+			fprintf(stderr, "gridbroker: unknown PanDA status "
+					"'%s'; one of: heartbeat started",
+				pos[1]);
+			for (int s = TO_ST_DEFINED; s < TO_NSTATUS; s++)
+				fprintf(stderr, " %s",
+					to_status_name((enum to_status)s));
+			fprintf(stderr, "\n");
+			return 1;
+		}
+		st.status = (enum to_status)code;
+	}
+	struct amq_sync *s = cli_open_amqp(cli);
+	if (s == NULL)
+		return 1;
+	clk_set_offset_file(cli->cfg.clock_offset_file);
+	st.time = clk_now();
+	if (when && parse_time(when, &st.time) != GB_OK) {
+		fprintf(stderr, "gridbroker: --time: expected unix seconds or "
+				"an RFC 3339 time, got '%s'\n", when);
+		amq_sync_close(s);
+		return 1;
+	}
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdp_encode_status(&st, &sb);
+	char msgid[128];
+	cli_message_id(msgid, sizeof(msgid), "status", st.job_id);
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = "job.status",
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	if (rc == GB_OK)
+		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.status", &props,
+				      sb.data, sb.size, 10000);
+	if (rc == GB_OK)
+		printf("PanDA job %lld -> %s (message %s)\n", st.job_id,
+		       st.heartbeat ? "heartbeat" : to_status_name(st.status),
+		       msgid);
+	else
+		fprintf(stderr, "gridbroker: job status %lld: %s\n", st.job_id,
+			gb_strerror(rc));
+	amq_sync_close(s);
+	msgpack_sbuffer_destroy(&sb);
+	return rc == GB_OK ? 0 : 1;
+}
+
 int cli_cmd_job_status(struct cli *cli, int argc, char **argv)
 {
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--panda"))
+			return panda_status(cli, argc, argv);
 	struct cdt_status st = {0, CDT_ST_WAITING, (long long)time(NULL), NULL};
 	const char *pos[2] = {NULL, NULL};
 	int npos = 0;

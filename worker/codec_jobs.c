@@ -20,6 +20,11 @@
 **
 ** The encoder checks everything the decoder checks first, so a request
 ** `gridbroker job submit` sends is never dead-lettered for its form.
+**
+** Analysis requests (taskType "anal") add the owner and the analysis
+** brokerage's task fields (struct gm_anal), a second table read from the
+** same map only for them: a production request's copies of those keys
+** are ignored like unknown keys, as the JSON request parser ignores them.
 */
 #include "codec_jobs.h"
 
@@ -257,6 +262,94 @@ static int get_preassigned(const msgpack_object *o, const char *field,
 	return GB_OK;
 }
 
+/* ---- the analysis fields (taskType "anal", AJ-01..AJ-28) -------------- */
+
+/* taskType: which brokerage decides the jobs. Only PanDA's two words: a
+** guessed brokerage would place the jobs by the wrong rules for good. */
+static int get_task_type(const msgpack_object *o, const char *field,
+			 const struct cod_field *spec, void *base,
+			 struct arena *a, struct cod_error *err)
+{
+	(void)spec;
+	(void)a;
+	static const char *const words[] = {"prod", "anal", NULL};
+	int w = cod_get_word(o, field, words, "prod or anal", err);
+	if (w < 0)
+		return w;
+	((struct req_dec *)base)->r.an.is_analysis = w == 1;
+	return GB_OK;
+}
+
+/* ramCountUnit: AJ-13 reads ramCount per core or for the whole job. */
+static int get_ram_unit(const msgpack_object *o, const char *field,
+			const struct cod_field *spec, void *base,
+			struct arena *a, struct cod_error *err)
+{
+	(void)spec;
+	(void)a;
+	static const char *const words[] = {"MBPerCore", "MB", NULL};
+	int w = cod_get_word(o, field, words, "MBPerCore or MB", err);
+	if (w < 0)
+		return w;
+	((struct req_dec *)base)->r.an.ram_per_core = w == 0;
+	return GB_OK;
+}
+
+/*
+** excludedSite / includedSite (AJ-06): up to CDJ_MAX_SITES non-empty
+** names, each once. A name twice is refused with the path of the second
+** copy, like a pre-assigned queue twice: harmless for the filter, but a
+** producer bug worth seeing. spec->off says which of the two lists the
+** row fills.
+*/
+static int get_sites(const msgpack_object *o, const char *field,
+		     const struct cod_field *spec, void *base,
+		     struct arena *a, struct cod_error *err)
+{
+	size_t n = 0;
+	int rc0 = cod_get_array(o, field, CDJ_MAX_SITES, &n, err);
+	if (rc0 != GB_OK)
+		return rc0;
+	struct req_dec *d = base;
+	const char *const **names_out;
+	size_t *n_out;
+	if (spec->off == offsetof(struct req_dec, r.an.excluded_sites)) {
+		names_out = &d->r.an.excluded_sites;
+		n_out = &d->r.an.nexcluded;
+	} else {
+		names_out = &d->r.an.included_sites;
+		n_out = &d->r.an.nincluded;
+	}
+	if (n == 0) { /* [] lists nothing, as absent and nil do */
+		*names_out = NULL;
+		*n_out = 0;
+		return GB_OK;
+	}
+	const char **names = arena_alloc(a, n * sizeof(*names));
+	struct sref *tmp = arena_alloc(a, n * sizeof(*tmp));
+	if (names == NULL || tmp == NULL)
+		return cod_fail(err, GB_ENOMEM, field,
+				"out of decoding memory");
+	for (size_t i = 0; i < n; i++) {
+		char path[96];
+		snprintf(path, sizeof(path), "%s[%zu]", field, i);
+		int rc = cod_get_str(&o->via.array.ptr[i], path, 1, a,
+				     &names[i], err);
+		if (rc != GB_OK)
+			return rc;
+	}
+	size_t first, second;
+	if (find_dup_str(names, n, tmp, &first, &second)) {
+		char path[96];
+		snprintf(path, sizeof(path), "%s[%zu]", field, second);
+		return cod_fail(err, GB_EDUP, path,
+				"duplicate site (also %s[%zu])", field, first);
+	}
+	*names_out = names;
+	*n_out = n;
+	return GB_OK;
+}
+
 static const struct cod_field file_fields[] = {
 	{"lfn", COD_F_STR, 1, 0, 0, 0, 1, offsetof(struct gm_input, lfn), NULL},
 	{"size", COD_F_NUM, 1, 0, 0, 0, 0, offsetof(struct gm_input, size_mb),
@@ -405,10 +498,45 @@ static const struct cod_field req_fields[] = {
 	{"scout", COD_F_BOOL, 0, 0, 0, 0, 0, RQ(t.scout), NULL},
 	{"merge", COD_F_BOOL, 0, 0, 0, 0, 0, RQ(t.merge), NULL},
 	{"premerged", COD_F_BOOL, 0, 0, 0, 0, 0, RQ(t.premerged), NULL},
+	/* "anal" adds the rows of anal_fields; see cdj_decode_request */
+	{"taskType", COD_F_CUSTOM, 0, 0, 0, 0, 0, 0, get_task_type},
 	{"jobs", COD_F_CUSTOM, 1, 0, 0, 0, 0, 0, get_jobs},
 };
 
 #define NREQ_FIELDS (sizeof(req_fields) / sizeof(req_fields[0]))
+
+/*
+** The fields of an analysis request (taskType "anal"), read from the same
+** root map after req_fields. A production request's copies of these keys
+** are ignored like unknown keys, as the JSON request parser
+** (scenario_jobs.c) ignores them, so `explain` and the worker accept the
+** same production requests. userName is required, which the table cannot
+** say since it depends on taskType: cdj_decode_request checks it.
+*/
+static const struct cod_field anal_fields[] = {
+	{"userName", COD_F_STR, 0, 0, 0, 0, 1, RQ(an.user), NULL},
+	{"workingGroup", COD_F_STR, 0, 0, 0, 0, 1, RQ(an.working_group),
+	 NULL},
+	{"taskPriority", COD_F_LONG, 0, 0, CDJ_MAX_TASK_PRIORITY, 0, 0,
+	 RQ(an.task_priority), NULL},
+	{"ramCountUnit", COD_F_CUSTOM, 0, 0, 0, 0, 0, 0, get_ram_unit},
+	{"excludedSite", COD_F_CUSTOM, 0, 0, 0, 0, 0, RQ(an.excluded_sites),
+	 get_sites},
+	{"includedSite", COD_F_CUSTOM, 0, 0, 0, 0, 0, RQ(an.included_sites),
+	 get_sites},
+	{"avoidVP", COD_F_BOOL, 0, 0, 0, 0, 0, RQ(an.avoid_vp), NULL},
+};
+
+#define NANAL_FIELDS (sizeof(anal_fields) / sizeof(anal_fields[0]))
+
+/* A production request's analysis part, and the start of an analysis
+** one: zero but for the two defaults. */
+static void anal_defaults(struct gm_anal *an)
+{
+	memset(an, 0, sizeof(*an));
+	an->task_priority = CDJ_DEFAULT_TASK_PRIORITY;
+	an->ram_per_core = 1;
+}
 
 /* The defaults of absent or nil fields (everything else is zero). */
 static void req_defaults(struct req_dec *d)
@@ -424,6 +552,7 @@ static void req_defaults(struct req_dec *d)
 	d->r.need.sw_project = "";
 	d->r.need.sw_version = "";
 	d->r.need.kind = RC_RELEASE;
+	anal_defaults(&d->r.an);
 }
 
 int cdj_decode_request(const void *buf, size_t len, struct arena *a,
@@ -444,9 +573,17 @@ int cdj_decode_request(const void *buf, size_t len, struct arena *a,
 	if (rc == GB_OK)
 		rc = cod_decode_fields(&up.data, "", req_fields, NREQ_FIELDS,
 				       &d, a, err);
+	/* the key rules were checked above; this second walk over the same
+	** (small) root map reads the analysis rows */
+	if (rc == GB_OK && d.r.an.is_analysis)
+		rc = cod_decode_fields(&up.data, "", anal_fields, NANAL_FIELDS,
+				       &d, a, err);
 	msgpack_unpacked_destroy(&up);
 	if (rc != GB_OK)
 		return rc;
+	if (d.r.an.is_analysis && d.r.an.user == NULL)
+		return cod_fail(err, GB_EMISSING, "userName",
+				"required when taskType is anal");
 	*out = d.r;
 	if (extra)
 		extra->has_scope = d.has_scope;
@@ -497,6 +634,65 @@ static int job_encodable(const struct gm_job *j)
 	return strs_unique(lfns, j->ninputs);
 }
 
+/* One site list of an analysis request, as get_sites would accept it. */
+static int sites_encodable(const char *const *v, size_t n)
+{
+	if (n > CDJ_MAX_SITES || (n && v == NULL))
+		return GB_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!cod_str_ok(v[i], 1))
+			return GB_EINVAL;
+	return strs_unique(v, n);
+}
+
+/* The analysis fields of an analysis request, as the decoder checks
+** them; a production request's are not sent, so not checked. */
+static int anal_encodable(const struct gm_anal *an)
+{
+	if (!an->is_analysis)
+		return GB_OK;
+	if (!cod_str_ok(an->user, 1) ||
+	    (an->working_group && !cod_str_ok(an->working_group, 1)) ||
+	    an->task_priority < 0 ||
+	    an->task_priority > CDJ_MAX_TASK_PRIORITY ||
+	    (an->ram_per_core != 0 && an->ram_per_core != 1))
+		return GB_EINVAL;
+	int rc = sites_encodable(an->excluded_sites, an->nexcluded);
+	if (rc == GB_OK)
+		rc = sites_encodable(an->included_sites, an->nincluded);
+	return rc;
+}
+
+static int pack_sites(msgpack_packer *pk, const char *key,
+		      const char *const *v, size_t n)
+{
+	int bad = cod_pack_str(pk, key);
+	bad |= msgpack_pack_array(pk, n);
+	for (size_t i = 0; i < n; i++)
+		bad |= cod_pack_str(pk, v[i]);
+	return bad;
+}
+
+/* taskType, and for an analysis request every analysis field. */
+static int pack_anal(msgpack_packer *pk, const struct gm_anal *an)
+{
+	int bad = cod_pack_kstr(pk, "taskType",
+				an->is_analysis ? "anal" : "prod");
+	if (!an->is_analysis)
+		return bad;
+	bad |= cod_pack_kstr(pk, "userName", an->user);
+	bad |= cod_pack_kstr(pk, "workingGroup", an->working_group);
+	bad |= cod_pack_kint(pk, "taskPriority", an->task_priority);
+	bad |= cod_pack_kstr(pk, "ramCountUnit",
+			     an->ram_per_core ? "MBPerCore" : "MB");
+	bad |= pack_sites(pk, "excludedSite", an->excluded_sites,
+			  an->nexcluded);
+	bad |= pack_sites(pk, "includedSite", an->included_sites,
+			  an->nincluded);
+	bad |= cod_pack_kbool(pk, "avoidVP", an->avoid_vp);
+	return bad;
+}
+
 /* Everything cdj_decode_request would refuse, refused before encoding:
 ** 0, GB_EINVAL, or GB_ENOMEM when the duplicate check cannot allocate. */
 static int request_encodable(const struct gm_request *r)
@@ -504,7 +700,11 @@ static int request_encodable(const struct gm_request *r)
 	const struct jb_task *t = &r->t;
 	const struct rc_need *nd = &r->need;
 	struct rc_arch arch;
-	if (t->task_id < 1 || (t->nucleus && !cod_str_ok(t->nucleus, 1)) ||
+	/* An analysis task has no nucleus; "" (what the JSON request and
+	** explain use for it) is not sent. */
+	int no_nucleus = r->an.is_analysis && t->nucleus && !t->nucleus[0];
+	if (t->task_id < 1 ||
+	    (t->nucleus && !no_nucleus && !cod_str_ok(t->nucleus, 1)) ||
 	    (t->gshare && !cod_str_ok(t->gshare, 1)) ||
 	    (unsigned)t->scope > TB_SCOPE_NUCLEUS_ONLY ||
 	    t->priority < 0 || t->priority > 1000000 ||
@@ -534,6 +734,8 @@ static int request_encodable(const struct gm_request *r)
 		if (!cod_str_ok(t->preassigned[i], 1))
 			return GB_EINVAL;
 	int rc = strs_unique(t->preassigned, t->npreassigned);
+	if (rc == GB_OK)
+		rc = anal_encodable(&r->an);
 	for (size_t i = 0; rc == GB_OK && i < r->njobs; i++)
 		rc = job_encodable(&r->jobs[i]);
 	if (rc != GB_OK)
@@ -561,13 +763,17 @@ int cdj_encode_request_ext(const struct gm_request *r,
 	const struct rc_need *nd = &r->need;
 	int scope = extra && extra->has_scope;
 	/* every row of req_fields, less the keys left out */
-	size_t nkeys = NREQ_FIELDS - !t->nucleus - !t->gshare - !scope;
+	const char *nucleus =
+		(r->an.is_analysis && t->nucleus && !t->nucleus[0]) ? NULL
+								    : t->nucleus;
+	size_t nkeys = NREQ_FIELDS - !nucleus - !t->gshare - !scope +
+		       (r->an.is_analysis ? NANAL_FIELDS : 0);
 	msgpack_packer pk;
 	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
 	int bad = msgpack_pack_map(&pk, nkeys);
 	bad |= cod_pack_kint(&pk, "taskID", t->task_id);
-	if (t->nucleus)
-		bad |= cod_pack_kstr(&pk, "nucleus", t->nucleus);
+	if (nucleus)
+		bad |= cod_pack_kstr(&pk, "nucleus", nucleus);
 	if (t->gshare)
 		bad |= cod_pack_kstr(&pk, "gshare", t->gshare);
 	if (scope)
@@ -613,6 +819,7 @@ int cdj_encode_request_ext(const struct gm_request *r,
 	bad |= cod_pack_kbool(&pk, "scout", t->scout);
 	bad |= cod_pack_kbool(&pk, "merge", t->merge);
 	bad |= cod_pack_kbool(&pk, "premerged", t->premerged);
+	bad |= pack_anal(&pk, &r->an);
 	bad |= cod_pack_str(&pk, "jobs");
 	bad |= msgpack_pack_array(&pk, r->njobs);
 	for (size_t i = 0; i < r->njobs && !bad; i++) {

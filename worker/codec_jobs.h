@@ -27,6 +27,9 @@
 #define CDJ_MAX_JOBS 10000       /* jobs of one request */
 #define CDJ_MAX_FILES 200        /* input files of one job */
 #define CDJ_MAX_PREASSIGNED 1000 /* pre-assigned queue names */
+#define CDJ_MAX_SITES 1000       /* excludedSite, includedSite names */
+#define CDJ_MAX_TASK_PRIORITY 1000000   /* taskPriority (AJ-08) */
+#define CDJ_DEFAULT_TASK_PRIORITY 1000  /* JEDI's default taskPriority */
 /* The largest valid request has about 10000 x (7 + 200 x 5) values; the
 ** scan refuses more before msgpack-c allocates anything. */
 #define CDJ_MAX_VALUES (1u << 24)
@@ -60,12 +63,23 @@ struct cdj_extra {
 ** (currentPriority and nEvents included), strings "", coreCount 1,
 ** cpuEfficiency 100, swKind "release", no pre-assignment.
 **
+** out->an holds the analysis fields. taskType "anal" sets is_analysis and
+** requires userName (GB_EMISSING on "userName"); workingGroup NULL when
+** absent or nil, taskPriority default CDJ_DEFAULT_TASK_PRIORITY,
+** ramCountUnit "MBPerCore" (ram_per_core 1, the default) or "MB" (0),
+** excludedSite/includedSite NULL/0 when absent, nil or [], avoidVP 0. For
+** a production request (taskType "prod", absent or nil) the other
+** analysis keys are ignored like unknown keys (as the JSON request parser
+** ignores them) and out->an is zero except task_priority and
+** ram_per_core, which hold their defaults.
+**
 ** Returns 0, or GB_EDECODE (not one msgpack object, truncated, trailing
 ** bytes), GB_ETYPE, GB_EMISSING, GB_ERANGE, GB_ETOOBIG (limits: 1..
 ** CDJ_MAX_JOBS jobs, 0..CDJ_MAX_FILES files per job, CDJ_MAX_PREASSIGNED
 ** names, strings up to COD_MAX_STRING - 1 bytes, nesting COD_MAX_DEPTH),
 ** GB_EDUP (a key twice in one map, a jobID twice, an lfn twice in one
-** job, a pre-assigned queue twice) or GB_ENOMEM (arena cap), with `err`
+** job, a pre-assigned queue twice, a site twice in excludedSite or in
+** includedSite; CDJ_MAX_SITES names each) or GB_ENOMEM (arena cap), with `err`
 ** naming the field; GB_EINVAL when `a` or `out` is NULL. `*out` is written
 ** only on success.
 */
@@ -79,7 +93,11 @@ int cdj_decode_request(const void *buf, size_t len, struct arena *a,
 ** nucleus and gshare are left out when NULL. Every field is checked as
 ** cdj_decode_request would check it (GB_EINVAL, nothing useful in `out`),
 ** so decode(encode(r)) reproduces r. The unit of outDiskCount is sent as
-** "kBPerEvent" or "kB". Returns 0, GB_EINVAL or GB_ENOMEM.
+** "kBPerEvent" or "kB". taskType is always sent ("prod" or "anal"); the
+** other analysis fields only for an analysis request (r->an.is_analysis),
+** all of them (workingGroup nil when NULL, ramCountUnit "MBPerCore" or
+** "MB"); a production request's r->an is not looked at. Returns 0,
+** GB_EINVAL or GB_ENOMEM.
 */
 int cdj_encode_request_ext(const struct gm_request *r,
 			   const struct cdj_extra *extra,

@@ -135,6 +135,18 @@ const struct cfg_key cfg_keys[] = {
 	      "1209600", 1, "seconds of running-job history kept"),
 	K_INT("dirac", "cleanup_age", cleanup_age, 0, 86400, "300", 1,
 	      "seconds an empty task queue is kept before it is deleted"),
+
+	K_INT("panda", "timeout_interval", timeout_interval, 1, 86400, "60",
+	      1, "seconds between scans for jobs a timeout rule may fire for "
+	      "(TO-01..TO-12)"),
+	K_INT("panda", "timeout_batch", timeout_batch, 1, 10000, "500", 1,
+	      "due jobs claimed per transaction of the timeout scan"),
+	K_INT("panda", "exempt_recheck", exempt_recheck, 60, 86400, "900", 1,
+	      "seconds before a job at a paused or disableReassign queue "
+	      "(TO-12) is looked at again"),
+	K_INT("panda", "fast_rebro_interval", fast_rebro_interval, 0, 86400,
+	      "600", 1, "seconds between fast rebrokerage passes (TO-13) on "
+	      "the leader; 0 = off"),
 	{ NULL, NULL, CFG_T_INT, 0, 0, 0, 0, NULL, NULL, 0, NULL },
 };
 

@@ -71,6 +71,11 @@ struct gb_config {
 	int history_interval;      /* s, running-job history sample period */
 	int history_keep;          /* s, history kept */
 	int cleanup_age;           /* s, empty task queues kept */
+	/* [panda] */
+	int timeout_interval;      /* s between timeout scans */
+	int timeout_batch;         /* due jobs per scan transaction */
+	int exempt_recheck;        /* s, TO-12 exempt jobs looked at again */
+	int fast_rebro_interval;   /* s, TO-13 passes on the leader; 0 = off */
 
 	/* Not keys: secrets read from the *_password_file paths. */
 	char amqp_password[CFG_STR];

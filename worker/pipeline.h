@@ -70,6 +70,16 @@ void wk_tq_tick(struct wk_worker *w);
 void wk_pending_scan(struct wk_worker *w);
 void wk_outbox_relay(struct wk_worker *w);
 
+/*
+** The timeout scan (TO-01..TO-12): one transaction claiming up to
+** [panda] timeout_batch due jobs. Returns how many it looked at, so the
+** caller scans again at once after a full batch.
+*/
+size_t wk_timeout_scan(struct wk_worker *w);
+
+/* Fast rebrokerage (TO-13), on the worker holding the leader lease. */
+void wk_fast_rebro(struct wk_worker *w);
+
 /* Try to (re)connect the database; 0 when connected. */
 int wk_db_connect(struct wk_worker *w);
 

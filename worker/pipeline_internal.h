@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "codec_tq.h"
 #include "decision.h"
+#include "gridmodel.h"
 #include "pipeline.h"
 #include "priority.h"
 #include "tqindex.h"
@@ -88,6 +89,31 @@ int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
 void wk_handle_job_broker(struct wk_worker *w, const struct amq_delivery *d,
 			  struct arena *a);
 void wk_jobs_pending_scan(struct wk_worker *w);
+
+/* Inside the caller's transaction: queue the jobs.assigned / jobs.pending
+** event of a job decision (either brokerage) into `row`. */
+int wk_jobs_event(struct wk_worker *w, const struct gm_request *r,
+		  const struct jb_queue *queues, const struct dec_decision *dec,
+		  const struct jb_plan *plan, long long decision_id,
+		  const char *request_id, long long now, long long retry_at,
+		  struct arena *a, struct st_outbox_row *row);
+
+/*
+** Inside the caller's transaction (pipeline_anal.c): decide an analysis
+** request (r->an.is_analysis, completed by the caller): the throttle
+** (AJ-01..AJ-04), else the analysis brokerage (AJ-05..AJ-28); record the
+** decision, the jobs and the request row, and queue the event
+** (task.throttled, jobs.assigned or jobs.pending) into `row`.
+*/
+int wk_decide_analysis(struct wk_worker *w, struct gm_request *r,
+		       const char *request_id, const void *body, size_t len,
+		       long long now, const struct prm_set *set,
+		       struct arena *a, struct st_outbox_row *row);
+
+/* PanDA job life cycle (pipeline_panda.c): job.status with system
+** "panda" (wk_handle_job_status hands it over). */
+void wk_handle_panda_status(struct wk_worker *w, const struct amq_delivery *d,
+			    struct arena *a);
 
 /* One pilot.match waiting in the batch (strings in the batch arena). */
 struct wk_match_req {

@@ -37,7 +37,14 @@
 static int complete_request(struct wk_worker *w, struct gm_request *r,
 			    int has_scope, struct arena *a, size_t *left)
 {
-	if (r->t.nucleus == NULL || r->t.gshare == NULL || !has_scope) {
+	if (r->an.is_analysis) {
+		/* Analysis tasks have no nucleus (no links are read), and
+		** their jobs count in the User Analysis share by default. */
+		if (r->t.nucleus == NULL)
+			r->t.nucleus = "";
+		if (r->t.gshare == NULL)
+			r->t.gshare = "User Analysis";
+	} else if (r->t.nucleus == NULL || r->t.gshare == NULL || !has_scope) {
 		const char *nucleus = NULL, *gshare = NULL;
 		enum tb_job_scope scope = TB_SCOPE_SATELLITES;
 		int rc = st_jobs_task_info(w->db, r->t.task_id, a, &nucleus,
@@ -75,6 +82,35 @@ static int complete_request(struct wk_worker *w, struct gm_request *r,
 	return GB_OK;
 }
 
+int wk_jobs_event(struct wk_worker *w, const struct gm_request *r,
+		  const struct jb_queue *queues, const struct dec_decision *dec,
+		  const struct jb_plan *plan, long long decision_id,
+		  const char *request_id, long long now, long long retry_at,
+		  struct arena *a, struct st_outbox_row *row)
+{
+	const char *event = dec->outcome == DEC_ASSIGNED ? "jobs.assigned"
+							 : "jobs.pending";
+	struct cdj_event ev = {
+		.event = event,
+		.decision_id = decision_id,
+		.request_id = request_id,
+		.req = r,
+		.queues = queues,
+		.dec = dec,
+		.plan = plan,
+		.decided_at = now,
+		.retry_at = retry_at,
+	};
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdj_encode_event(&ev, &sb);
+	if (rc == GB_OK)
+		rc = wk_outbox_event(w, event, decision_id, request_id, &sb, now,
+				     a, row);
+	msgpack_sbuffer_destroy(&sb);
+	return rc;
+}
+
 /*
 ** Inside the caller's transaction: decide the request's jobs and record
 ** everything. `request_id` names the request row (the original message id
@@ -89,6 +125,9 @@ static int decide_jobs(struct wk_worker *w, struct gm_request *r,
 	int rc = st_params_load(w->db, a, &set);
 	if (rc != GB_OK)
 		return rc;
+	if (r->an.is_analysis)
+		return wk_decide_analysis(w, r, request_id, body, len, now,
+					  &set, a, row);
 	struct jb_params p;
 	jb_params_resolve(&set, r->t.gshare, &p);
 	struct gm_grid grid;
@@ -133,26 +172,8 @@ static int decide_jobs(struct wk_worker *w, struct gm_request *r,
 	if (rc != GB_OK)
 		return rc;
 
-	const char *event = dec.outcome == DEC_ASSIGNED ? "jobs.assigned"
-							: "jobs.pending";
-	struct cdj_event ev = {
-		.event = event,
-		.decision_id = decision_id,
-		.request_id = request_id,
-		.req = r,
-		.queues = queues,
-		.dec = &dec,
-		.plan = &plan,
-		.decided_at = now,
-		.retry_at = retry_at,
-	};
-	msgpack_sbuffer sb;
-	msgpack_sbuffer_init(&sb);
-	rc = cdj_encode_event(&ev, &sb);
-	if (rc == GB_OK)
-		rc = wk_outbox_event(w, event, decision_id, request_id, &sb, now,
-				     a, row);
-	msgpack_sbuffer_destroy(&sb);
+	rc = wk_jobs_event(w, r, queues, &dec, &plan, decision_id, request_id,
+			   now, retry_at, a, row);
 	if (rc != GB_OK)
 		return rc;
 

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "codec_panda.h"
 #include "gb_error.h"
 #include "log.h"
 #include "pipeline_internal.h"
@@ -100,7 +101,15 @@ void wk_handle_job_status(struct wk_worker *w, const struct amq_delivery *d,
 	struct cdt_status s;
 	struct cod_error err;
 	memset(&err, 0, sizeof(err));
-	int rc = cdt_decode_status(d->body, d->len, a, &s, &err);
+	/* One routing key for both systems: "system" picks the decoder. */
+	enum cdp_system sys = CDP_SYS_DIRAC;
+	int rc = cdp_status_system(d->body, d->len, &sys, &err);
+	if (rc == GB_OK && sys == CDP_SYS_PANDA) {
+		wk_handle_panda_status(w, d, a);
+		return;
+	}
+	if (rc == GB_OK)
+		rc = cdt_decode_status(d->body, d->len, a, &s, &err);
 	if (rc != GB_OK) {
 		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
 			       err.problem[0] ? err.problem : gb_strerror(rc));

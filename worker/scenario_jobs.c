@@ -85,8 +85,80 @@ static const struct ju_fld request_flds[] = {
 	JU_FLD_END,
 };
 #undef R
-static const char *const request_extra[] = {"outDiskCountUnit", "jobs",
-					    NULL};
+static const char *const request_extra[] = {
+	"outDiskCountUnit", "jobs", "taskType", "userName", "workingGroup",
+	"taskPriority", "ramCountUnit", "excludedSite", "includedSite",
+	"avoidVP", NULL};
+
+/* The analysis fields (struct gm_anal). taskType is parsed first, since
+** it decides whether nucleus and gshare are required. */
+static const char *const task_types[] = {"prod", "anal", NULL};
+static const char *const ram_units[] = {"MB", "MBPerCore", NULL};
+#define A struct gm_anal
+static const struct ju_fld type_fld = JU_ENUM("taskType", A, is_analysis,
+					      task_types);
+static const struct ju_fld anal_flds[] = {
+	JU_STR("userName", A, user, JU_F_NONEMPTY, NULL),
+	JU_STR("workingGroup", A, working_group, JU_F_NONEMPTY, NULL),
+	JU_LNG("taskPriority", A, task_priority, 0, 1e6, 1000),
+	JU_ENUM("ramCountUnit", A, ram_per_core, ram_units),
+	JU_LIST("excludedSite", A, excluded_sites, nexcluded, JU_F_NONEMPTY,
+		SCJ_MAX_SITE_LIST),
+	JU_LIST("includedSite", A, included_sites, nincluded, JU_F_NONEMPTY,
+		SCJ_MAX_SITE_LIST),
+	JU_BOOL("avoidVP", A, avoid_vp),
+	JU_FLD_END,
+};
+#undef A
+
+/* A site list names each site once (AJ-06 lists are sets). */
+static int site_dups(const struct ju_ctx *c, const char *path,
+		     const char *key, const char *const *l, size_t n)
+{
+	char f[JU_PATH];
+	ju_path_key(f, sizeof(f), path, key);
+	struct ju_nameref *r = n ? ju_alloc_n(c, n, sizeof(*r)) : NULL;
+	if (n && r == NULL)
+		return ju_fail(c, GB_ENOMEM, f, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct ju_nameref){l[i], i};
+	return ju_dups(c, r, n, f, "", "site");
+}
+
+/* The analysis fields of request `obj` into r->an; `c->req_opt` is then
+** set for the nucleus/gshare rows (required only for a production task
+** of a scenario). */
+static int parse_anal(struct ju_ctx *c, json_t *obj, const char *path,
+		      struct gm_request *r)
+{
+	struct gm_anal an;
+	memset(&an, 0, sizeof(an));
+	int rc = ju_fld_parse(c, obj, path, &type_fld, &an);
+	if (rc != GB_OK || !an.is_analysis) {
+		/* production: analysis keys are accepted and ignored */
+		memset(&r->an, 0, sizeof(r->an));
+		return rc;
+	}
+	for (const struct ju_fld *d = anal_flds; rc == GB_OK && d->key; d++)
+		rc = ju_fld_parse(c, obj, path, d, &an);
+	json_t *unit = json_object_get(obj, "ramCountUnit");
+	if (rc == GB_OK && (unit == NULL || json_is_null(unit)))
+		an.ram_per_core = 1; /* MBPerCore; word 0 is "MB" */
+	char f[JU_PATH];
+	ju_path_key(f, sizeof(f), path, "userName");
+	if (rc == GB_OK && an.user == NULL)
+		return ju_fail(c, GB_EMISSING, f,
+			       "missing (required when taskType is \"anal\")");
+	if (rc == GB_OK)
+		rc = site_dups(c, path, "excludedSite", an.excluded_sites,
+			       an.nexcluded);
+	if (rc == GB_OK)
+		rc = site_dups(c, path, "includedSite", an.included_sites,
+			       an.nincluded);
+	r->an = an;
+	c->req_opt = 0; /* nucleus and gshare have defaults */
+	return rc;
+}
 
 static const struct ju_fld job_flds[] = {
 	JU_LLNG("jobID", struct gm_job, job_id, JU_F_REQ, 1),
@@ -173,8 +245,14 @@ int scj_parse_request(json_t *obj, const char *path, struct arena *a,
 	memset(&r, 0, sizeof(r));
 	char f[JU_PATH];
 	ju_path_key(f, sizeof(f), path, "architecture");
-	int rc =
-		ju_parse_record(&c, obj, path, request_flds, request_extra, &r);
+	int rc = json_is_object(obj) ? parse_anal(&c, obj, path, &r) : GB_OK;
+	if (rc == GB_OK)
+		rc = ju_parse_record(&c, obj, path, request_flds, request_extra,
+				     &r);
+	if (rc == GB_OK && r.an.is_analysis && r.t.nucleus == NULL)
+		r.t.nucleus = "";
+	if (rc == GB_OK && r.an.is_analysis && r.t.gshare == NULL)
+		r.t.gshare = "User Analysis";
 	if (rc == GB_OK && rc_parse_arch(r.architecture, &r.need.arch) != 0)
 		return ju_fail(
 			&c, GB_ERANGE, f,
@@ -206,7 +284,12 @@ static const char *const scenario_keys[] = {
 
 int scj_is_job_scenario(json_t *root)
 {
-	return json_is_object(root) && json_object_get(root, "queues") != NULL;
+	if (!json_is_object(root) || json_object_get(root, "queues") == NULL ||
+	    json_object_get(root, "kind") != NULL)
+		return 0;
+	json_t *tt = json_object_get(json_object_get(root, "task"), "taskType");
+	return !(json_is_string(tt) &&
+		 strcmp(json_string_value(tt), "anal") == 0);
 }
 
 int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,

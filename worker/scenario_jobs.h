@@ -37,6 +37,9 @@
 #define SCJ_MAX_JOBS 10000       /* jobs of one request */
 #define SCJ_MAX_INPUTS 200       /* input files of one job */
 #define SCJ_MAX_PREASSIGNED 1000 /* pre-assigned queues of a request */
+#define SCJ_MAX_SITE_LIST 1000   /* excludedSite / includedSite entries */
+#define SCJ_MAX_OWNERS 1000000   /* users (and groups) of a grid's analysis */
+#define SCJ_MAX_CLASSES 1000000  /* taskClasses of a grid's analysis */
 
 /* A whole job scenario: {now, seed, params, queues, sw, links,
 ** fileReplicas, task}. */
@@ -76,6 +79,27 @@ int scj_parse_grid(json_t *root, struct arena *a, long long now,
 		   struct gm_grid *out, char *err, size_t errlen);
 
 /*
+** Parse the "analysis" section of a grid file (what `grid load` stores for
+** the analysis brokerage; the whole section replaces the stored one):
+**   {"users": {"NAME": {"runningJobs", "queuedJobs", "runningCores",
+**                       "queuedCores", "hiSiteSlots", "quotaUsedGB",
+**                       "quotaGB"}},
+**    "workingGroups": {"NAME": {the same}},
+**    "shares": {"GSHARE": {"target" (> 0, required), "usage" (>= 0)}},
+**    "taskClasses": {"TASKID": "S" | "A" | "B" | "C"}}
+** Every key is optional; counts default to 0 (>= 0), quotaGB absent or
+** null means unlimited (NAN). out->owners holds the users first, then the
+** working groups (is_group 1); classes are sorted by task ID. `analysis`
+** NULL or null gives an empty section. Strings live in `a`. Returns 0 or
+** GB_E* with "PATH: problem" in err, paths starting at "analysis" (e.g.
+** 'analysis.users["alice"].runningJobs: expected a number >= 0, got -1';
+** GB_EINVAL unknown field, GB_ERANGE a bad task ID or class, GB_EDUP a
+** task ID given twice, GB_EMISSING a share without target).
+*/
+int scj_parse_anal_grid(json_t *analysis, struct arena *a,
+			struct gm_anal_grid *out, char *err, size_t errlen);
+
+/*
 ** Parse one RC-01 dictionary (cmtconfigs, containers, cvmfs, architectures,
 ** tags; each optional) at JSON path `path`. Strings live in `a`. Returns 0
 ** or GB_E* with err.
@@ -94,7 +118,15 @@ int scj_parse_sw_text(const char *json, const char *path, struct arena *a,
 /*
 ** Parse a job request (the JOB REQUEST object). `scenario` non-zero makes
 ** "nucleus" and "gshare" required; otherwise they may be absent (NULL in
-** out->t) for the worker to complete from the task record. Limits: 1..
+** out->t) for the worker to complete from the task record.
+** Analysis fields (out->an; the msgpack decoder's names and rules):
+** "taskType" "prod" (default) | "anal"; "userName" (required for anal);
+** "workingGroup" (optional, NULL when absent); "taskPriority" 0..1000000
+** (default 1000); "ramCountUnit" "MBPerCore" (default) | "MB";
+** "excludedSite" / "includedSite" (arrays of unique non-empty names);
+** "avoidVP" (bool). An analysis request needs no nucleus (t.nucleus ""
+** when absent) and its gshare defaults to "User Analysis", in both modes.
+** A production request ignores them (out->an stays zero). Limits: 1..
 ** SCJ_MAX_JOBS jobs, 0..SCJ_MAX_INPUTS files per job, strings up to
 ** COD_MAX_STRING - 1 bytes, unique jobIDs. The architecture is checked with
 ** rc_parse_arch (RC-02); out->need.arch is filled again by gm_resolve.
@@ -109,7 +141,12 @@ int scj_parse_request(json_t *obj, const char *path, struct arena *a,
 int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,
 		       char *err, size_t errlen);
 
-/* 1 when `root` is an object with a "queues" key (a job scenario), else 0. */
+/*
+** 1 when `root` is a production job scenario: an object with a "queues"
+** key, no "kind" (a timeout scenario has "kind": "timeout") and a "task"
+** whose taskType is not "anal" (an analysis scenario, scenario_analysis.h).
+** Else 0.
+*/
 int scj_is_job_scenario(json_t *root);
 
 /*

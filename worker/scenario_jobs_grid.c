@@ -3,7 +3,10 @@
 ** software (RC-01 dictionaries), queues with their storage and per-gshare
 ** counts, site -> nucleus links and file replicas, as grid files and as the
 ** state part of a job scenario (scj_parse_grid, scj_parse_sw,
-** scj_parse_sw_text; declared in scenario_jobs.h).
+** scj_parse_sw_text; declared in scenario_jobs.h), and the grid file's
+** "analysis" section (scj_parse_anal_grid: users, working groups, share
+** usage, task classes), which `grid load` stores for the analysis
+** brokerage.
 **
 ** Strict like scenario.c, for the same reason: these files are written by
 ** people, and a typo such as "maxrs" must not silently take a default and
@@ -21,6 +24,7 @@
 */
 #include "scenario_jobs.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,9 @@
 
 /* JU_K_ENUM writes an int into enum members. */
 _Static_assert(sizeof(enum jb_es) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum ab_queue_type) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum an_site_class) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum an_task_class) == sizeof(int), "enum size");
 
 /* ---- published software (RC-01) --------------------------------------- */
 
@@ -192,8 +199,36 @@ static const struct ju_fld queue_flds[] = {
 	JU_TEXT("description"),
 	JU_FLD_END,
 };
-static const char *const queue_extra[] = {"releases", "storage", "jobs",
-					  NULL};
+static const char *const queue_extra[] = {
+	"releases", "storage", "jobs", "type", "vp", "siteClass",
+	"disableReassign", "transtimehi", "transtimelo", "workflow", NULL};
+
+/* The analysis and timeout attributes of a queue (AJ-05, AJ-11, AJ-25,
+** TO-09..TO-12), in the order of enum ab_queue_type / an_site_class. The
+** enums' 0 values (analysis, hi) are not the defaults (unified, mid), so
+** queue_item sets those when the key is absent. */
+static const char *const qtype_words[] = {"analysis", "unified", "production",
+					  "other", NULL};
+static const char *const sclass_words[] = {"hi", "mid", "lo", NULL};
+#define G struct gm_queue
+static const struct ju_fld anal_flds[] = {
+	JU_ENUM("type", G, type, qtype_words),
+	JU_BOOL("vp", G, is_vp),
+	JU_ENUM("siteClass", G, site_class, sclass_words),
+	JU_BOOL("disableReassign", G, disable_reassign),
+	JU_NUM("transtimehi", G, transtimehi, 0, INFINITY, 0),
+	JU_NUM("transtimelo", G, transtimelo, 0, INFINITY, 0),
+	JU_STR("workflow", G, workflow, 0, ""),
+	JU_FLD_END,
+};
+#undef G
+
+/* 1 when `key` of `o` is absent or null (the field takes its default). */
+static int absent(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return v == NULL || json_is_null(v);
+}
 /* The storage object's fields live in the queue (jb_queue.storage*). */
 static const struct ju_fld storage_flds[] = {
 	JU_STR("name", Q, storage, JU_F_REQ | JU_F_NONEMPTY, NULL),
@@ -270,6 +305,12 @@ static int queue_item(const struct ju_ctx *c, json_t *o, const char *path,
 	json_t *st = rc == GB_OK ? json_object_get(o, "storage") : NULL;
 	if (rc == GB_OK)
 		rc = parse_releases(c, o, path, &gq->q);
+	for (const struct ju_fld *d = anal_flds; rc == GB_OK && d->key; d++)
+		rc = ju_fld_parse(c, o, path, d, gq);
+	if (rc == GB_OK && absent(o, "type"))
+		gq->type = AB_QT_UNIFIED;
+	if (rc == GB_OK && absent(o, "siteClass"))
+		gq->site_class = AN_SITE_MID;
 	if (rc == GB_OK && st == NULL)
 		return ju_fail(c, GB_EMISSING, f, "missing");
 	if (rc == GB_OK)
@@ -440,4 +481,161 @@ int scj_parse_grid(json_t *root, struct arena *a, long long now,
 				    &files, &out->nfiles);
 	out->files = files;
 	return rc;
+}
+
+/* ---- the analysis section of a grid file ------------------------------- */
+
+#define O struct gm_owner
+static const struct ju_fld owner_flds[] = {
+	JU_NUM("runningJobs", O, running_jobs, 0, INFINITY, 0),
+	JU_NUM("queuedJobs", O, queued_jobs, 0, INFINITY, 0),
+	JU_NUM("runningCores", O, running_cores, 0, INFINITY, 0),
+	JU_NUM("queuedCores", O, queued_cores, 0, INFINITY, 0),
+	JU_NUM("hiSiteSlots", O, hi_site_slots, 0, INFINITY, 0),
+	JU_NUM("quotaUsedGB", O, quota_used_gb, 0, INFINITY, 0),
+	/* absent or null: unlimited (0 would be a quota nobody fits in) */
+	JU_NUMNULL("quotaGB", O, quota_gb, 0, INFINITY),
+	JU_FLD_END,
+};
+#undef O
+#define SH struct gm_share
+static const struct ju_fld share_flds[] = {
+	JU_NUMF("target", SH, target, JU_F_REQ | JU_F_POS, 0, INFINITY, 0),
+	JU_NUM("usage", SH, usage, 0, INFINITY, 0),
+	JU_FLD_END,
+};
+#undef SH
+static const char *const anal_keys[] = {"users", "workingGroups", "shares",
+					"taskClasses", NULL};
+
+static int owner_item(const struct ju_ctx *c, json_t *v, const char *path,
+		      const char *key, void *elem)
+{
+	struct gm_owner *o = elem;
+	memset(o, 0, sizeof(*o));
+	int rc = ju_str_copy(c, key, strlen(key), path, 1, &o->name);
+	return rc == GB_OK ? ju_parse_record(c, v, path, owner_flds, NULL, o)
+			   : rc;
+}
+
+static int share_item(const struct ju_ctx *c, json_t *v, const char *path,
+		      const char *key, void *elem)
+{
+	struct gm_share *s = elem;
+	int rc = ju_str_copy(c, key, strlen(key), path, 1, &s->gshare);
+	return rc == GB_OK ? ju_parse_record(c, v, path, share_flds, NULL, s)
+			   : rc;
+}
+
+/* "TASKID": "S".."C"; the key must be a positive decimal task ID. */
+static int class_item(const struct ju_ctx *c, json_t *v, const char *path,
+		      const char *key, void *elem)
+{
+	struct gm_task_class *t = elem;
+	char *end = NULL;
+	errno = 0;
+	long long id = strtoll(key, &end, 10);
+	if (key[0] < '0' || key[0] > '9' || *end != '\0' || errno || id < 1)
+		return ju_fail(c, GB_ERANGE, path,
+			       "expected a task ID (integer >= 1) as the key, "
+			       "got '%.64s'",
+			       key);
+	if (!json_is_string(v))
+		return ju_fail(c, GB_ETYPE, path, "expected string, got %s",
+			       ju_type_name(v));
+	int cls = gm_task_class_parse(json_string_value(v));
+	if (cls < 0)
+		return ju_fail(c, GB_ERANGE, path,
+			       "unknown value '%.64s' (expected \"S\", \"A\", "
+			       "\"B\", \"C\")",
+			       json_string_value(v));
+	t->task_id = id;
+	t->cls = (enum an_task_class)cls;
+	return GB_OK;
+}
+
+static int cmp_class(const void *x, const void *y)
+{
+	const struct gm_task_class *a = x, *b = y;
+	return (a->task_id > b->task_id) - (a->task_id < b->task_id);
+}
+
+/* jansson refuses repeated keys, but "01" and "1" are one task: sorted by
+** task ID, a neighbour with the same ID is a duplicate. */
+static int class_dups(const struct ju_ctx *c, struct gm_task_class *t,
+		      size_t n)
+{
+	if (n > 1)
+		qsort(t, n, sizeof(*t), cmp_class);
+	for (size_t i = 1; i < n; i++)
+		if (t[i - 1].task_id == t[i].task_id)
+			return ju_fail(c, GB_EDUP, "analysis.taskClasses",
+				       "duplicate task ID %lld", t[i].task_id);
+	return GB_OK;
+}
+
+int scj_parse_anal_grid(json_t *analysis, struct arena *a,
+			struct gm_anal_grid *out, char *err, size_t errlen)
+{
+	struct ju_ctx c = {a, err, errlen, 0, 0};
+	if (out == NULL || a == NULL)
+		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
+	memset(out, 0, sizeof(*out));
+	if (analysis == NULL || json_is_null(analysis))
+		return GB_OK;
+	int rc = ju_want_object(&c, analysis, "analysis");
+	const char *key;
+	json_t *v;
+	json_object_foreach(analysis, key, v) {
+		int known = 0;
+		for (size_t i = 0; anal_keys[i]; i++)
+			known |= strcmp(anal_keys[i], key) == 0;
+		if (rc == GB_OK && !known) {
+			char p[JU_PATH];
+			ju_path_key(p, sizeof(p), "analysis", key);
+			return ju_fail(&c, GB_EINVAL, p, "unknown field");
+		}
+	}
+	void *users = NULL, *groups = NULL, *shares = NULL, *classes = NULL;
+	size_t nu = 0, ng = 0;
+	if (rc == GB_OK)
+		rc = ju_parse_items(&c, json_object_get(analysis, "users"),
+				    "analysis.users", 1, SCJ_MAX_OWNERS,
+				    sizeof(struct gm_owner), owner_item, &users,
+				    &nu);
+	if (rc == GB_OK)
+		rc = ju_parse_items(
+			&c, json_object_get(analysis, "workingGroups"),
+			"analysis.workingGroups", 1, SCJ_MAX_OWNERS,
+			sizeof(struct gm_owner), owner_item, &groups, &ng);
+	if (rc == GB_OK)
+		rc = ju_parse_items(&c, json_object_get(analysis, "shares"),
+				    "analysis.shares", 1, SCJ_MAX_GSHARES,
+				    sizeof(struct gm_share), share_item,
+				    &shares, &out->nshares);
+	if (rc == GB_OK)
+		rc = ju_parse_items(&c, json_object_get(analysis, "taskClasses"),
+				    "analysis.taskClasses", 1, SCJ_MAX_CLASSES,
+				    sizeof(struct gm_task_class), class_item,
+				    &classes, &out->nclasses);
+	if (rc == GB_OK)
+		rc = class_dups(&c, classes, out->nclasses);
+	if (rc != GB_OK)
+		return rc;
+	/* one array, users first, then the groups marked as such */
+	struct gm_owner *own = nu + ng ? ju_alloc_n(&c, nu + ng, sizeof(*own))
+				       : NULL;
+	if (nu + ng && own == NULL)
+		return ju_fail(&c, GB_ENOMEM, "analysis", "out of memory");
+	for (size_t i = 0; i < nu; i++)
+		own[i] = ((struct gm_owner *)users)[i];
+	for (size_t i = 0; i < ng; i++) {
+		own[nu + i] = ((struct gm_owner *)groups)[i];
+		own[nu + i].is_group = 1;
+	}
+	out->owners = own;
+	out->nowners = nu + ng;
+	out->shares = shares;
+	out->classes = classes;
+	return GB_OK;
 }

@@ -15,10 +15,12 @@
 ** Queue columns are described once (qcols[]): the INSERT writes them and
 ** the SELECT reads them in that order, and the read validates each value by
 ** its kind. The row is wider than one struct st_cols, so it is read into
-** three whose binds are laid side by side: the store's getters keep
+** four whose binds are laid side by side: the store's getters keep
 ** working, and st_col_str — which re-fetches a long value by its column
-** number within its own st_cols — is right because every text column is in
-** the first part, where that number is the real one.
+** number within its own st_cols — is right because every long text column
+** is in the first part, where that number is the real one. The analysis
+** and timeout columns of 0005 (QX_SELECT) come after the counts, written
+** by an UPDATE of their own (see there).
 **
 ** Reads for a request: one query for the queues LEFT JOIN their counts for
 ** its gshare, one for the links to its nucleus, one for the ALL dictionary,
@@ -70,7 +72,28 @@ static const char SQL_INS_SW_ALL[] =
 	"INSERT INTO sw_all (id, sw_json) VALUES (1, ?)";
 static const char SQL_INS_REPLICA[] =
 	"INSERT INTO file_replicas (lfn, storage) VALUES (?, ?)";
-/* qcols[] in its order, then the counts (c.running is NULL without a row). */
+/*
+** The analysis and timeout columns of 0005, outside qcols[]: the INSERT
+** row is already as wide as struct sj_bulk takes (SJ_BK_MAX_COLS), so they
+** are written by an array-bound UPDATE after it, and read after the counts
+** (QX_KINDS, in a fourth st_cols; their text is short by the schema, see
+** queue_extras).
+*/
+#define QX_SELECT                                                              \
+	"q.is_vp, q.queue_type, q.site_class, q.workflow, "                    \
+	"q.disable_reassign, q.transtimehi, q.transtimelo"
+#define QX_KINDS "lsssldd"
+#define NQX (sizeof(QX_KINDS) - 1)
+static const char SQL_UPD_QUEUE_X[] =
+	"UPDATE queues SET is_vp = ?, queue_type = ?, site_class = ?, "
+	"workflow = ?, disable_reassign = ?, transtimehi = ?, transtimelo = ? "
+	"WHERE name = ?";
+/* Its slot, after those of store_jobs_internal.h's enum. */
+#define SJ_UPD_QUEUE_X SJ_NSLOTS
+_Static_assert(ST_SID_JOBS_BASE + SJ_UPD_QUEUE_X <= ST_SID_JOBS_LAST,
+	       "no job statement slot left for the 0005 queue columns");
+/* qcols[] in its order, then the counts (c.running is NULL without a row),
+** then QX_SELECT. */
 static const char SQL_QUEUES[] =
 	"SELECT q.name, q.status, q.site, q.nucleus, q.wnconnectivity, "
 	"q.fairsharepolicy, q.storage, q.releases, q.event_service, q.sw_json, "
@@ -79,8 +102,8 @@ static const char SQL_QUEUES[] =
 	"q.diskio_avg, q.dynamic_nevents, q.transferring_limit, q.num_slots, "
 	"q.last_pilot, q.last_start, q.storage_free, q.storage_blacklisted, "
 	"c.running, c.defined, c.assigned, c.activated, c.`starting`, "
-	"c.transferring, c.nbatchjob FROM queues q LEFT JOIN queue_counts c "
-	"ON c.queue = q.name AND c.gshare = ? ORDER BY q.name";
+	"c.transferring, c.nbatchjob, " QX_SELECT " FROM queues q LEFT JOIN "
+	"queue_counts c ON c.queue = q.name AND c.gshare = ? ORDER BY q.name";
 static const char SQL_LINKS[] =
 	"SELECT site, nucleus, blocked, queued_files, mbps_1h, mbps_1d, "
 	"mbps_1w, closeness FROM links WHERE nucleus = ? ORDER BY site";
@@ -235,9 +258,10 @@ static const struct qcol qcols[] = {
 };
 #define NQCOLS (sizeof(qcols) / sizeof(qcols[0]))
 #define QC_NTEXT 11 /* text columns at the head of qcols[] */
+#define QC_NPARTS 4 /* st_cols the queue row is read into */
 _Static_assert(QC_NTEXT <= ST_MAX_COLS &&
-		       NQCOLS + SJ_NCOUNTS <= 3 * ST_MAX_COLS,
-	       "the queue row must fit three st_cols, text in the first");
+		       NQCOLS + SJ_NCOUNTS + NQX <= QC_NPARTS * ST_MAX_COLS,
+	       "the queue row must fit QC_NPARTS st_cols, text in the first");
 
 /* The SQL type of a kind: 's', 'l' or 'd'. */
 static char qkind_sql(char k)
@@ -434,6 +458,42 @@ static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
 
 /* ---- grid save ----------------------------------------------------------- */
 
+/* The QX_SELECT columns of the queues just inserted; no CHECK guards the
+** transfer times, so they are checked here. */
+static int save_queue_extras(struct st_db *db, const struct gm_grid *g)
+{
+	struct sj_bulk b;
+	int rc = sj_bk_init(db, &b, "lsssldds", g->nqueues);
+	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
+		const struct gm_queue *x = &g->queues[i];
+		const char *type = gm_queue_type_name(x->type);
+		const char *sclass = gm_site_class_name(x->site_class);
+		if (type == NULL || sclass == NULL ||
+		    !sj_finite_nonneg(x->transtimehi) ||
+		    !sj_finite_nonneg(x->transtimelo)) {
+			rc = st_failf(db, GB_EINVAL,
+				      "queue %s: bad type, site class or "
+				      "transfer time",
+				      x->q.name ? x->q.name : "?");
+			break;
+		}
+		sj_bk_ll(&b, x->is_vp != 0);
+		sj_bk_str(&b, type);
+		sj_bk_str(&b, sclass);
+		sj_bk_str(&b, x->workflow ? x->workflow : "");
+		sj_bk_ll(&b, x->disable_reassign != 0);
+		sj_bk_dbl(&b, x->transtimehi);
+		sj_bk_dbl(&b, x->transtimelo);
+		sj_bk_str(&b, x->q.name ? x->q.name : "");
+		sj_bk_end_row(&b);
+	}
+	if (rc == GB_OK)
+		rc = sj_bk_exec(db, SJ_SID(SJ_UPD_QUEUE_X), SQL_UPD_QUEUE_X,
+				&b);
+	sj_bk_free(&b);
+	return rc;
+}
+
 static int save_queues(struct st_db *db, const struct gm_grid *g, long long now)
 {
 	struct sj_bulk b;
@@ -454,6 +514,8 @@ static int save_queues(struct st_db *db, const struct gm_grid *g, long long now)
 	if (rc == GB_OK)
 		rc = sj_bk_exec(db, SJ_SID(SJ_INS_QUEUE), SQL_INS_QUEUE, &b);
 	sj_bk_free(&b);
+	if (rc == GB_OK)
+		rc = save_queue_extras(db, g);
 	if (rc != GB_OK)
 		return rc;
 	rc = sj_bk_init(db, &b, "ssddddddd", ncnt);
@@ -584,6 +646,52 @@ static int sw_parse(struct st_db *db, const char *json, const char *what,
 	return GB_OK;
 }
 
+/*
+** The QX_SELECT columns of the current row into `x`, validated. Their text
+** (ENUM words, a VARCHAR(64)) always fits the fixed buffer, so
+** st_col_str never re-fetches it by a column number that would be wrong
+** outside the first st_cols; a longer value is refused instead.
+*/
+static int queue_extras(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+			struct arena *a, struct gm_queue *x)
+{
+	const char *txt[NQX] = {NULL};
+	double d[NQX] = {0};
+	long long v[NQX] = {0};
+	int ok = 1;
+	for (size_t k = 0; ok && k < NQX; k++) {
+		size_t j = NQCOLS + SJ_NCOUNTS + k;
+		struct st_cols *p = &c[j / ST_MAX_COLS];
+		unsigned i = (unsigned)(j % ST_MAX_COLS);
+		if (QX_KINDS[k] == 's') {
+			ok = p->len[i] <= ST_STRBUF && !st_col_isnull(p, i);
+			int rc = ok ? sj_col_cstr(db, s, p, i, a, &txt[k])
+				    : GB_OK;
+			if (rc != GB_OK)
+				return rc;
+		}
+		v[k] = st_col_ll(p, i);
+		d[k] = st_col_dbl(p, i);
+	}
+	int type = ok ? gm_queue_type_parse(txt[1]) : -1;
+	int sclass = ok ? gm_site_class_parse(txt[2]) : -1;
+	if (!ok || type < 0 || sclass < 0 || (v[0] != 0 && v[0] != 1) ||
+	    (v[4] != 0 && v[4] != 1) || !sj_finite_nonneg(d[5]) ||
+	    !sj_finite_nonneg(d[6]))
+		return st_failf(db, GB_ERANGE,
+				"queues row %s: analysis or timeout column out "
+				"of range",
+				x->q.name ? x->q.name : "?");
+	x->is_vp = (int)v[0];
+	x->type = (enum ab_queue_type)type;
+	x->site_class = (enum an_site_class)sclass;
+	x->workflow = txt[3];
+	x->disable_reassign = (int)v[4];
+	x->transtimehi = d[5];
+	x->transtimelo = d[6];
+	return GB_OK;
+}
+
 /* One queue row into `x`, its counts (when it has a row) into `cnt`. */
 static int queue_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		      struct arena *a, const char *gshare, struct gm_queue *x,
@@ -593,6 +701,8 @@ static int queue_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	int rc = GB_OK;
 	for (size_t j = 0; rc == GB_OK && j < NQCOLS; j++)
 		rc = queue_col(db, s, c, j, a, x, &rel);
+	if (rc == GB_OK)
+		rc = queue_extras(db, s, c, a, x);
 	if (rc == GB_OK && x->q.releases == JB_REL_LIST && rel)
 		rc = releases_parse(db, rel, a, &x->q);
 	if (rc == GB_OK && x->q.releases == JB_REL_AUTO && x->sw_json) {
@@ -630,22 +740,25 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 	const char *gshare = arena_strdup(a, gshare_in);
 	if (gshare == NULL)
 		return too_big(db, "gshare names", 1);
-	/* The row's kinds, split over three st_cols. */
-	char spec[3][ST_MAX_COLS + 1];
+	/* The row's kinds, split over QC_NPARTS st_cols. */
+	char spec[QC_NPARTS][ST_MAX_COLS + 1];
 	memset(spec, 0, sizeof(spec));
-	for (size_t j = 0; j < NQCOLS + SJ_NCOUNTS; j++) {
-		char k = j < NQCOLS ? qkind_sql(qcols[j].kind) : 'd';
-		if (k == 's' && j >= ST_MAX_COLS)
+	for (size_t j = 0; j < NQCOLS + SJ_NCOUNTS + NQX; j++) {
+		char k = j < NQCOLS		  ? qkind_sql(qcols[j].kind)
+			 : j < NQCOLS + SJ_NCOUNTS ? 'd'
+						   : QX_KINDS[j - NQCOLS -
+							      SJ_NCOUNTS];
+		if (k == 's' && j >= ST_MAX_COLS && j < NQCOLS)
 			return st_failf(
 				db, GB_EINVAL,
 				"qcols[%zu]: text after the first st_cols", j);
 		spec[j / ST_MAX_COLS][j % ST_MAX_COLS] = k;
 	}
 	struct st_args args;
-	struct st_cols c[3];
-	MYSQL_BIND rb[3 * ST_MAX_COLS];
+	struct st_cols c[QC_NPARTS];
+	MYSQL_BIND rb[QC_NPARTS * ST_MAX_COLS];
 	unsigned nr = 0;
-	for (int p = 0; p < 3; p++) {
+	for (int p = 0; p < QC_NPARTS; p++) {
 		st_cols_init(&c[p], spec[p]);
 		for (unsigned j = 0; j < c[p].n; j++)
 			rb[nr++] = c[p].b[j];

@@ -21,6 +21,14 @@
 ** carrying that id, so a count never runs ahead of the jobs table. The
 ** GROUP BY touches the count rows in queue order, so two decisions do not
 ** lock the same rows in opposite orders.
+**
+** The life-cycle columns of 0005 are written with the job: its share,
+** owner, cores and priority (what the analysis brokerage and the timeout
+** scan read later), the status times, and check_at, the first moment a
+** timeout rule could fire for the new status (to_next_check), so the scan
+** reads only the jobs that are due. A job without a queue is "pending",
+** or "throttled" when the analysis throttle stopped its task; both count
+** as not placed, so a later decision may still place them.
 */
 #include "store_internal.h"
 #include "store_jobs.h"
@@ -33,6 +41,7 @@
 
 #include "gb_error.h"
 #include "store_jobs_internal.h"
+#include "timeout.h"
 
 /* ---- statements ---------------------------------------------------------- */
 
@@ -47,26 +56,31 @@ static const char SQL_TASK_INFO[] =
 	"WHERE t.task_id = ?";
 static const char SQL_DONE_IN[] =
 	"SELECT job_id FROM jobs WHERE job_id IN (" SJ_Q128 ") "
-	"AND status IN ('assigned', 'activated')";
+	"AND status NOT IN ('pending', 'throttled')";
 static const char SQL_DECISION[] =
 	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
 	"decided_at, detail) VALUES ('jobs', ?, ?, ?, ?, ?, ?)";
 /* A placed job keeps its row: a column takes the new value only while the
-** stored status is pending. `status` comes last, because an assignment
-** sees the columns assigned before it. */
+** stored status is pending or throttled (no queue). `status` comes last,
+** because an assignment sees the columns assigned before it. created_at
+** is never updated: it is the first decision's (TO-08 counts from it). */
+#define SJ_FREE(col)                                                           \
+	col " = IF(status IN ('pending', 'throttled'), VALUE(" col "), " col   \
+	    "), "
 static const char SQL_JOB_UPSERT[] =
 	"INSERT INTO jobs (job_id, task_id, request_id, queue, status, "
-	"nevents, input_mb, decision_id, updated_at) "
-	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
-	"task_id = IF(status = 'pending', VALUE(task_id), task_id), "
-	"request_id = IF(status = 'pending', VALUE(request_id), request_id), "
-	"queue = IF(status = 'pending', VALUE(queue), queue), "
-	"nevents = IF(status = 'pending', VALUE(nevents), nevents), "
-	"input_mb = IF(status = 'pending', VALUE(input_mb), input_mb), "
-	"decision_id = IF(status = 'pending', VALUE(decision_id), "
-	"decision_id), "
-	"updated_at = IF(status = 'pending', VALUE(updated_at), updated_at), "
-	"status = IF(status = 'pending', VALUE(status), status)";
+	"nevents, input_mb, decision_id, updated_at, gshare, user_name, "
+	"working_group, cores, current_priority, brokered_at, status_since, "
+	"status_time, check_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+	SJ_FREE("task_id") SJ_FREE("request_id") SJ_FREE("queue")
+	SJ_FREE("nevents") SJ_FREE("input_mb") SJ_FREE("decision_id")
+	SJ_FREE("updated_at") SJ_FREE("gshare") SJ_FREE("user_name")
+	SJ_FREE("working_group") SJ_FREE("cores") SJ_FREE("current_priority")
+	SJ_FREE("brokered_at") SJ_FREE("status_since") SJ_FREE("status_time")
+	SJ_FREE("check_at")
+	"status = IF(status IN ('pending', 'throttled'), VALUE(status), "
+	"status)";
 static const char SQL_COUNTS_ADD[] =
 	"INSERT INTO queue_counts (queue, gshare, assigned, activated) "
 	"SELECT d.queue, ?, d.na, d.nc FROM (SELECT queue, "
@@ -373,6 +387,13 @@ static int decide_check(struct st_db *db, const struct gm_request *r,
 		return st_failf(db, GB_EINVAL,
 				"task %lld: assigned without a best queue",
 				r->t.task_id);
+	/* jobs.cores and jobs.current_priority are INT. */
+	if (r->t.core_count < 0 || r->t.core_count > INT_MAX ||
+	    r->t.priority < INT_MIN || r->t.priority > INT_MAX)
+		return st_failf(db, GB_EINVAL,
+				"task %lld: coreCount %ld or priority %ld out "
+				"of range",
+				r->t.task_id, r->t.core_count, r->t.priority);
 	if (r->njobs && (plan->job_queue == NULL || plan->job_status == NULL))
 		return st_failf(db, GB_EINVAL, "task %lld: plan has no jobs",
 				r->t.task_id);
@@ -393,16 +414,61 @@ static int decide_check(struct st_db *db, const struct gm_request *r,
 	return GB_OK;
 }
 
+/*
+** check_at of a job entering `status` now at queue `k` (-1: none): when a
+** timeout rule can first fire, or SQL NULL when none can (the bulk column
+** is then NULL).
+*/
+static int check_at(struct st_db *db, const struct gm_request *r,
+		    const struct jb_queue *queues, long k,
+		    enum to_status status, const struct prm_set *set,
+		    long long now, struct sj_bulk *b)
+{
+	const struct to_job j = {
+		.job_id = 0,
+		.status = status,
+		.status_since = now,
+		.created_at = now,
+		.current_priority = (int)r->t.priority,
+	};
+	struct to_queue q = {0};
+	if (k >= 0) {
+		q.last_start = queues[k].last_start;
+		q.paused = queues[k].status &&
+			   strcmp(queues[k].status, "paused") == 0;
+	}
+	long long at = 0;
+	int rc = to_next_check(&j, k >= 0 ? &q : NULL, set, now, &at);
+	if (rc < 0)
+		return st_failf(db, rc, "task %lld: no timeout for status %d",
+				r->t.task_id, (int)status);
+	if (rc == 1)
+		sj_bk_ll(b, at);
+	else
+		sj_bk_null(b, 'l');
+	return GB_OK;
+}
+
 static int jobs_upsert(struct st_db *db, const struct gm_request *r,
 		       const struct jb_queue *queues,
 		       const struct jb_plan *plan, const char *request_id,
-		       long long decision_id, long long now)
+		       long long decision_id, long long now,
+		       const struct prm_set *set, int unplaced_throttled)
 {
+	/* Production jobs have no owner (the analysis counts skip them). */
+	const char *user = r->an.is_analysis ? r->an.user : NULL;
+	const char *group = r->an.is_analysis ? r->an.working_group : NULL;
 	struct sj_bulk b;
-	int rc = sj_bk_init(db, &b, "llsssldll", r->njobs);
+	int rc = sj_bk_init(db, &b, "llsssldllssslllllll", r->njobs);
 	for (size_t i = 0; rc == GB_OK && i < r->njobs; i++) {
 		const struct gm_job *j = &r->jobs[i];
 		long k = plan->job_queue[i];
+		enum to_status st =
+			k < 0 ? (unplaced_throttled ? TO_ST_THROTTLED
+						    : TO_ST_PENDING)
+			: plan->job_status[i] == JB_JOB_ACTIVATED
+				? TO_ST_ACTIVATED
+				: TO_ST_ASSIGNED;
 		double mb = 0;
 		for (size_t f = 0; f < j->ninputs; f++)
 			if (isfinite(j->inputs[f].size_mb) &&
@@ -412,14 +478,21 @@ static int jobs_upsert(struct st_db *db, const struct gm_request *r,
 		sj_bk_ll(&b, r->t.task_id);
 		sj_bk_str(&b, request_id);
 		sj_bk_str(&b, k >= 0 ? queues[k].name : NULL);
-		sj_bk_str(&b, k < 0 ? "pending"
-			      : plan->job_status[i] == JB_JOB_ACTIVATED
-				      ? "activated"
-				      : "assigned");
+		sj_bk_str(&b, to_status_name(st));
 		sj_bk_ll(&b, j->nevents);
 		sj_bk_dbl(&b, mb);
 		sj_bk_ll(&b, decision_id);
 		sj_bk_ll(&b, now);
+		sj_bk_str(&b, r->t.gshare);
+		sj_bk_str(&b, user);
+		sj_bk_str(&b, group);
+		sj_bk_ll(&b, r->t.core_count);
+		sj_bk_ll(&b, r->t.priority);
+		sj_bk_ll(&b, now); /* brokered_at */
+		sj_bk_ll(&b, now); /* status_since */
+		sj_bk_ll(&b, now); /* status_time */
+		rc = check_at(db, r, queues, k, st, set, now, &b);
+		sj_bk_ll(&b, now); /* created_at, on insert only */
 		sj_bk_end_row(&b);
 	}
 	if (rc == GB_OK)
@@ -436,8 +509,6 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 		   const struct prm_set *set, int unplaced_throttled,
 		   long long *decision_id)
 {
-	(void)set; /* 0005 columns: filled in by the life-cycle change */
-	(void)unplaced_throttled;
 	if (db == NULL || r == NULL || d == NULL || plan == NULL ||
 	    request_id == NULL || request_id[0] == '\0' ||
 	    (len && body == NULL) || detail_json == NULL ||
@@ -474,7 +545,8 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 	if (rc != GB_OK)
 		return rc;
 	long long id = (long long)mysql_stmt_insert_id(s);
-	rc = jobs_upsert(db, r, queues, plan, request_id, id, now);
+	rc = jobs_upsert(db, r, queues, plan, request_id, id, now, set,
+			 unplaced_throttled);
 	if (rc == GB_OK && placed) {
 		st_args_init(&a);
 		st_arg_str(&a, r->t.gshare);

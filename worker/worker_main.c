@@ -31,7 +31,7 @@
 #include "pipeline.h"
 #include "store.h"
 
-#define GB_SCHEMA_REQUIRED 4 /* migrations this binary needs */
+#define GB_SCHEMA_REQUIRED 5 /* migrations this binary needs */
 #define TICK_MS 250
 #define DRAIN_TIMEOUT_S 30
 
@@ -46,7 +46,7 @@ struct app {
 	double stop_started; /* monotonic s */
 	int ready_sent;
 	int exit_code;
-	double next_pending, next_relay, next_db_try;
+	double next_pending, next_relay, next_db_try, next_timeout, next_rebro;
 	double db_backoff;
 	uint64_t watchdog_usec;
 	unsigned long ticks;
@@ -152,6 +152,19 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			app->next_pending = t + app->cfg.pending_scan_interval;
 		}
 		wk_tq_tick(&app->w);
+		if (t >= app->next_timeout) {
+			size_t n = wk_timeout_scan(&app->w);
+			/* A full batch means more are due: go on next tick. */
+			app->next_timeout =
+				n >= (size_t)app->cfg.timeout_batch
+					? t
+					: t + app->cfg.timeout_interval;
+		}
+		if (app->cfg.fast_rebro_interval > 0 &&
+		    t >= app->next_rebro) {
+			wk_fast_rebro(&app->w);
+			app->next_rebro = t + app->cfg.fast_rebro_interval;
+		}
 		if (t >= app->next_relay) {
 			wk_outbox_relay(&app->w);
 			app->next_relay = t + app->cfg.outbox_scan_interval;

@@ -24,10 +24,12 @@
 
 ALTER TABLE jobs MODIFY COLUMN status ENUM('pending','defined','assigned','activated','throttled','sent','starting','running','holding','transferring','finished','failed','closed','cancelled') NOT NULL COMMENT 'PanDA job status; pending = no queue yet';
 
--- A throttled analysis task's jobs wait without a queue, like pending ones.
+-- A throttled analysis task's jobs wait without a queue, like pending ones;
+-- an active job has one; a final job may have none (a throttled job killed
+-- by TO-04 never had one).
 ALTER TABLE jobs DROP CONSTRAINT IF EXISTS ck_jobs_queue;
 
-ALTER TABLE jobs ADD CONSTRAINT IF NOT EXISTS ck_jobs_queue CHECK ((status IN ('pending','throttled')) = (queue IS NULL));
+ALTER TABLE jobs ADD CONSTRAINT IF NOT EXISTS ck_jobs_queue CHECK (status IN ('finished','failed','closed','cancelled') OR (status IN ('pending','throttled')) = (queue IS NULL));
 
 ALTER TABLE jobs
   ADD COLUMN IF NOT EXISTS gshare VARCHAR(256) NOT NULL DEFAULT '' COMMENT 'global share: the queue_counts row the job counts in',

@@ -2,7 +2,8 @@
 ** itc_store_jobs.c — the job brokerage's MariaDB store against a real
 ** server: the job grid saved and loaded back field by field, the grid's
 ** refusals, a grid of the sample's size (timed), the task context, the
-** decision record (jobs, queue counts, requests), the pending scan with two
+** decision record (jobs, queue counts, requests, the life-cycle columns of
+** 0005 with check_at and throttled jobs), the pending scan with two
 ** connections (SKIP LOCKED), and st_jobs_done.
 **
 ** Reads the configuration named by $GB_CONFIG (run-itc.sh points it at the
@@ -153,6 +154,7 @@ static void build_grid(struct gm_grid *g)
 {
 	memset(long_policy, 'p', sizeof(long_policy) - 1);
 	memcpy(long_policy, "type=", 5);
+	memset(qs, 0, sizeof(qs)); /* a refusal case may have changed any */
 	struct jb_queue *q = &qs[0].q;
 	*q = queue_base("itc_Q_LIST", "itc_SITE_A", "itc_DISK_A");
 	q->nucleus = NUC;
@@ -183,6 +185,13 @@ static void build_grid(struct gm_grid *g)
 	qs[0].counts = cnt_list;
 	qs[0].ncounts = 2;
 	qs[0].sw_json = NULL;
+	qs[0].type = AB_QT_PRODUCTION;
+	qs[0].is_vp = 1;
+	qs[0].site_class = AN_SITE_LO;
+	qs[0].disable_reassign = 1;
+	qs[0].transtimehi = 1.5;
+	qs[0].transtimelo = 3.25;
+	qs[0].workflow = "pull_ups";
 
 	q = &qs[1].q;
 	*q = queue_base("itc_Q_AUTO", "itc_SITE_B", "itc_DISK_B");
@@ -193,6 +202,9 @@ static void build_grid(struct gm_grid *g)
 	qs[1].counts = cnt_auto;
 	qs[1].ncounts = 1;
 	qs[1].sw_json = SW_AUTO;
+	qs[1].type = AB_QT_UNIFIED;
+	qs[1].site_class = AN_SITE_MID;
+	qs[1].workflow = "push";
 
 	/* AUTO without a dictionary, with the longest texts. */
 	q = &qs[2].q;
@@ -326,6 +338,15 @@ static void assert_same_queue(const struct gm_queue *got,
 		assert_string_equal(got->sw_json, want->sw_json);
 	else
 		assert_null(got->sw_json);
+	/* 0005: analysis and timeout attributes; no workflow reads "". */
+	assert_int_equal(got->type, want->type);
+	assert_int_equal(got->is_vp, want->is_vp);
+	assert_int_equal(got->site_class, want->site_class);
+	assert_int_equal(got->disable_reassign, want->disable_reassign);
+	assert_near(got->transtimehi, want->transtimehi, 1e-15);
+	assert_near(got->transtimelo, want->transtimelo, 1e-15);
+	assert_string_equal(got->workflow,
+			    want->workflow ? want->workflow : "");
 	/* Per-task fields are gm_resolve's. */
 	assert_null(a->link);
 	assert_near(a->local_size + a->missing_size + a->counts.running, 0, 0);
@@ -483,6 +504,22 @@ static void test_grid_round_trip(void **state)
 	assert_counts(find_queue(&g, "itc_Q_AUTO"), &cnt_auto[0]);
 	r.t.nucleus = NULL;
 	assert_int_equal(st_jobs_grid_load(db, &r, &a, &g), GB_EINVAL);
+
+	/* A row written before 0005 loads with the columns' defaults. */
+	raw_q(NULL, 0,
+	      "INSERT INTO queues (name, status, site, storage, storage_free, "
+	      "fairsharepolicy, updated_at) VALUES ('itc_Q_OLD', 'online', "
+	      "'itc_SITE_A', 'itc_DISK_A', 1, '', ?)",
+	      "l", T0);
+	r.t.nucleus = NUC;
+	assert_int_equal(st_jobs_grid_load(db, &r, &a, &g), GB_OK);
+	const struct gm_queue *old = find_queue(&g, "itc_Q_OLD");
+	assert_int_equal(old->type, AB_QT_UNIFIED);
+	assert_int_equal(old->is_vp, 0);
+	assert_int_equal(old->site_class, AN_SITE_MID);
+	assert_int_equal(old->disable_reassign, 0);
+	assert_near(old->transtimehi + old->transtimelo, 0, 0);
+	assert_string_equal(old->workflow, "");
 	arena_free(&a);
 }
 
@@ -504,6 +541,9 @@ static void test_grid_save_refuses(void **state)
 		{"link listed twice", GB_EINVAL},
 		{"closeness below -1 (CHECK)", GB_EINVAL},
 		{"negative count (CHECK)", GB_EINVAL},
+		{"site class out of range", GB_EINVAL},
+		{"negative transtimelo", GB_EINVAL},
+		{"workflow longer than its column", GB_EINVAL},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		build_grid(&g);
@@ -529,8 +569,17 @@ static void test_grid_save_refuses(void **state)
 		case 6:
 			links[1].l.closeness = -2;
 			break;
-		default:
+		case 7:
 			cnt_list[1].k.running = -1;
+			break;
+		case 8:
+			qs[1].site_class = (enum an_site_class)7;
+			break;
+		case 9:
+			qs[2].transtimelo = -1;
+			break;
+		default:
+			qs[3].workflow = long_policy; /* 399 > 64 */
 			break;
 		}
 		int rc = st_jobs_grid_save(db, &g, T0);
@@ -721,6 +770,11 @@ static void test_task_info(void **state)
 /* ---- decisions ----------------------------------------------------------- */
 
 static struct jb_queue dq[2]; /* the queues a plan points into */
+/* What decide() puts in the request besides its arguments. */
+static long d_cores = 1, d_prio;
+static struct gm_anal d_an; /* zero: production */
+static int d_throttled;
+static long long d_last_start; /* of dq[0] */
 
 /* Decide `njobs` jobs from `first` with the given queues/statuses. */
 static long long decide(const char *request_id, enum dec_outcome outcome,
@@ -738,6 +792,7 @@ static long long decide(const char *request_id, enum dec_outcome outcome,
 	}
 	dq[0] = queue_base("itc_Q_LIST", "itc_SITE_A", "itc_DISK_A");
 	dq[1] = queue_base("itc_Q_NEW", "itc_SITE_B", "itc_DISK_B");
+	dq[0].last_start = d_last_start;
 	struct gm_request r;
 	memset(&r, 0, sizeof(r));
 	r.t.task_id = ITC_BASE + 1;
@@ -745,6 +800,9 @@ static long long decide(const char *request_id, enum dec_outcome outcome,
 	r.t.nucleus = NUC;
 	r.jobs = j;
 	r.njobs = njobs;
+	r.t.core_count = d_cores;
+	r.t.priority = d_prio;
+	r.an = d_an;
 	struct dec_decision d;
 	dec_init(&d, NULL, 0);
 	d.outcome = outcome;
@@ -763,8 +821,8 @@ static long long decide(const char *request_id, enum dec_outcome outcome,
 					     0xa1, 'b',	 0xc0};
 	long long id = -1;
 	int rc = st_jobs_decide(db, &r, dq, &d, &plan, request_id, body,
-				sizeof(body), now, retry_at, "{\"k\":1}", NULL, 0,
-				&id);
+				sizeof(body), now, retry_at, "{\"k\":1}", NULL,
+				d_throttled, &id);
 	if (rc != want)
 		fail_msg("decide %s: got %s (%s)", request_id, gb_errname(rc),
 			 st_error(db));
@@ -776,6 +834,19 @@ static const char *job_row(char *buf, size_t len, long long id)
 	raw_q(buf, len,
 	      "SELECT CONCAT_WS('|', COALESCE(queue, '-'), status, nevents, "
 	      "input_mb, request_id, decision_id) FROM jobs WHERE job_id = ?",
+	      "l", id);
+	return buf;
+}
+
+/* The life-cycle columns of 0005. */
+static const char *life_row(char *buf, size_t len, long long id)
+{
+	raw_q(buf, len,
+	      "SELECT CONCAT_WS('|', COALESCE(queue, '-'), status, gshare, "
+	      "COALESCE(user_name, '-'), COALESCE(working_group, '-'), cores, "
+	      "current_priority, created_at, brokered_at, status_since, "
+	      "status_time, COALESCE(check_at, '-')) FROM jobs WHERE job_id = "
+	      "?",
 	      "l", id);
 	return buf;
 }
@@ -830,6 +901,11 @@ static void test_decide_jobs_counts_requests(void **state)
 	assert_string_equal(job_row(buf, sizeof(buf), J + 2), want);
 	snprintf(want, sizeof(want), "-|pending|40|103|itc_req_1|%lld", d1);
 	assert_string_equal(job_row(buf, sizeof(buf), J + 3), want);
+	/* Production: no owner; assigned may time out 12 h later (TO-03). */
+	snprintf(want, sizeof(want),
+		 "itc_Q_LIST|assigned|%s|-|-|1|0|%lld|%lld|%lld|%lld|%lld",
+		 SHARE, T0, T0, T0, T0, T0 + 12 * 3600 + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J), want);
 	/* Q_LIST had 10 assigned / 30 activated for the share. */
 	expect_counts("itc_Q_LIST", 11, 31, 120);
 	expect_counts("itc_Q_NEW", 1, 1, 0);
@@ -904,6 +980,112 @@ static void test_decide_jobs_counts_requests(void **state)
 	decide("itc_req_bad", DEC_ASSIGNED, J + 30, 1, q2, bad, T0, 0,
 	       GB_EINVAL);
 	assert_int_equal(st_rollback(db), GB_OK);
+}
+
+/* 0005: owner, cores, priority, times and check_at; throttled jobs. */
+static void test_decide_life_cycle(void **state)
+{
+	(void)state;
+	save_small_grid();
+	char buf[512], want[512];
+	const long long J = ITC_BASE + 300, D = 86400;
+	d_cores = 8;
+	d_prio = 700;
+	d_an = (struct gm_anal){.is_analysis = 1,
+				.user = "itc_alice",
+				.working_group = "itc_grp"};
+	/* Assigned (TO-03 12 h), activated (TO-05 2 days below priority
+	** 800), left without a queue (TO-01 1 h). */
+	const long q1[] = {0, 0, -1};
+	const enum jb_job_status s1[] = {JB_JOB_ASSIGNED, JB_JOB_ACTIVATED,
+					 JB_JOB_UNASSIGNED};
+	assert_int_equal(st_begin(db), GB_OK);
+	decide("itc_req_life", DEC_ASSIGNED, J, 3, q1, s1, T0, T0 + 60, GB_OK);
+	assert_int_equal(st_commit(db), GB_OK);
+	snprintf(want, sizeof(want),
+		 "itc_Q_LIST|assigned|%s|itc_alice|itc_grp|8|700|%lld|%lld|"
+		 "%lld|%lld|%lld",
+		 SHARE, T0, T0, T0, T0, T0 + 12 * 3600 + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J), want);
+	snprintf(want, sizeof(want),
+		 "itc_Q_LIST|activated|%s|itc_alice|itc_grp|8|700|%lld|%lld|"
+		 "%lld|%lld|%lld",
+		 SHARE, T0, T0, T0, T0, T0 + 2 * D + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J + 1), want);
+	snprintf(want, sizeof(want),
+		 "-|pending|%s|itc_alice|itc_grp|8|700|%lld|%lld|%lld|%lld|"
+		 "%lld",
+		 SHARE, T0, T0, T0, T0, T0 + 3600 + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J + 2), want);
+
+	/* The throttle stops the task: jobs without a queue are throttled
+	** (TO-04: 7 days), the first decision's created_at stays, and they
+	** are not placed. */
+	const long q2[] = {-1, -1};
+	const enum jb_job_status s2[] = {JB_JOB_UNASSIGNED, JB_JOB_UNASSIGNED};
+	d_throttled = 1;
+	assert_int_equal(st_begin(db), GB_OK);
+	decide("itc_req_life", DEC_PENDING, J + 2, 2, q2, s2, T0 + 100,
+	       T0 + 160, GB_OK);
+	assert_int_equal(st_commit(db), GB_OK);
+	d_throttled = 0;
+	snprintf(want, sizeof(want),
+		 "-|throttled|%s|itc_alice|itc_grp|8|700|%lld|%lld|%lld|%lld|"
+		 "%lld",
+		 SHARE, T0, T0 + 100, T0 + 100, T0 + 100, T0 + 100 + 7 * D + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J + 2), want);
+	snprintf(want, sizeof(want),
+		 "-|throttled|%s|itc_alice|itc_grp|8|700|%lld|%lld|%lld|%lld|"
+		 "%lld",
+		 SHARE, T0 + 100, T0 + 100, T0 + 100, T0 + 100,
+		 T0 + 100 + 7 * D + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J + 3), want);
+	const long long ids[] = {J, J + 2, J + 3};
+	unsigned char done[3];
+	assert_int_equal(st_jobs_done(db, ids, 3, done), GB_OK);
+	const unsigned char want_done[] = {1, 0, 0};
+	assert_memory_equal(done, want_done, 3);
+
+	/* Placed later at priority 900: the new owner fields and times, the
+	** same created_at. Activated at >= 800 with the queue's last start
+	** 5 min before: TO-06 fires 4 h after the status change. A job
+	** placed before keeps every column. */
+	d_prio = 900;
+	d_last_start = T0 - 300;
+	const long q3[] = {0, 0, 1};
+	const enum jb_job_status s3[] = {JB_JOB_ASSIGNED, JB_JOB_ACTIVATED,
+					 JB_JOB_ASSIGNED};
+	assert_int_equal(st_begin(db), GB_OK);
+	decide("itc_req_life", DEC_ASSIGNED, J + 2, 3, q3, s3, T0 + 200, 0,
+	       GB_OK);
+	assert_int_equal(st_commit(db), GB_OK);
+	snprintf(want, sizeof(want),
+		 "itc_Q_LIST|assigned|%s|itc_alice|itc_grp|8|900|%lld|%lld|"
+		 "%lld|%lld|%lld",
+		 SHARE, T0, T0 + 200, T0 + 200, T0 + 200,
+		 T0 + 200 + 12 * 3600 + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J + 2), want);
+	snprintf(want, sizeof(want),
+		 "itc_Q_LIST|activated|%s|itc_alice|itc_grp|8|900|%lld|%lld|"
+		 "%lld|%lld|%lld",
+		 SHARE, T0 + 100, T0 + 200, T0 + 200, T0 + 200,
+		 T0 + 200 + 4 * 3600 + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J + 3), want);
+	snprintf(want, sizeof(want),
+		 "itc_Q_LIST|assigned|%s|itc_alice|itc_grp|8|700|%lld|%lld|"
+		 "%lld|%lld|%lld",
+		 SHARE, T0, T0, T0, T0, T0 + 12 * 3600 + 1);
+	assert_string_equal(life_row(buf, sizeof(buf), J), want);
+	/* Out of the INT columns' range: refused. */
+	d_cores = -1;
+	assert_int_equal(st_begin(db), GB_OK);
+	decide("itc_req_life_bad", DEC_ASSIGNED, J + 10, 1, q3, s3, T0, 0,
+	       GB_EINVAL);
+	assert_int_equal(st_rollback(db), GB_OK);
+	d_cores = 1;
+	d_prio = 0;
+	d_last_start = 0;
+	d_an = (struct gm_anal){0};
 }
 
 static void test_pending_due_skip_locked(void **state)
@@ -1001,6 +1183,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_grid_sample_size, test_teardown),
 		cmocka_unit_test_teardown(test_task_info, test_teardown),
 		cmocka_unit_test_teardown(test_decide_jobs_counts_requests,
+					  test_teardown),
+		cmocka_unit_test_teardown(test_decide_life_cycle,
 					  test_teardown),
 		cmocka_unit_test_teardown(test_pending_due_skip_locked,
 					  test_teardown),

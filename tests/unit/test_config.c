@@ -244,6 +244,10 @@ static const struct {
 	{ "dirac.history_interval", "900", 1 },
 	{ "dirac.history_keep", "1209600", 1 },
 	{ "dirac.cleanup_age", "300", 1 },
+	{ "panda.timeout_interval", "60", 1 },
+	{ "panda.timeout_batch", "500", 1 },
+	{ "panda.exempt_recheck", "900", 1 },
+	{ "panda.fast_rebro_interval", "600", 1 },
 };
 #define N_PROMISED (sizeof(promised) / sizeof(promised[0]))
 
@@ -348,7 +352,9 @@ static void test_full_file_roundtrip(void **state)
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
-		 "cleanup_age = 0\n",
+		 "cleanup_age = 0\n"
+		 "[panda]\ntimeout_interval = 1\ntimeout_batch = 10000\n"
+		 "exempt_recheck = 60\nfast_rebro_interval = 0\n",
 		 amqp_pw, tdir, db_pw, tdir);
 	write_conf(text);
 
@@ -395,6 +401,10 @@ static void test_full_file_roundtrip(void **state)
 		{ "dirac.history_interval", "1" },
 		{ "dirac.history_keep", "3600" },
 		{ "dirac.cleanup_age", "0" },
+		{ "panda.timeout_interval", "1" },
+		{ "panda.timeout_batch", "10000" },
+		{ "panda.exempt_recheck", "60" },
+		{ "panda.fast_rebro_interval", "0" },
 	};
 	assert_int_equal(sizeof(rows) / sizeof(rows[0]), nkeys());
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
