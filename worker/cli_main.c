@@ -303,6 +303,53 @@ static int cmd_publish(struct cli *cli, int argc, char **argv)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* A string member or "-"; a number member as %g or "-". */
+static const char *jstr(json_t *j, const char *k)
+{
+	json_t *v = j ? json_object_get(j, k) : NULL;
+	return json_is_string(v) ? json_string_value(v) : "-";
+}
+
+static double jnum(json_t *j, const char *k)
+{
+	json_t *v = j ? json_object_get(j, k) : NULL;
+	return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+/* task.throttled, job.timeout and job.rebrokered as one line each with
+** their numbers. Returns 1 when `rk` is one of them. */
+static int print_lifecycle_event(const char *rk, json_t *j)
+{
+	if (strcmp(rk, "task.throttled") == 0) {
+		printf("%-14s task %-8.0f %s (%s, class %s): %s %s %g > %g, "
+		       "retry at %s  (decision %.0f)\n",
+		       rk, jnum(j, "taskID"), jstr(j, "userName"),
+		       jstr(j, "gshare"), jstr(j, "taskClass"),
+		       jstr(j, "rule"), jstr(j, "code"), jnum(j, "value"),
+		       jnum(j, "limit"), jstr(j, "retryAt"),
+		       jnum(j, "decisionId"));
+		return 1;
+	}
+	if (strcmp(rk, "job.timeout") == 0) {
+		printf("%-14s job %-11.0f %s at %s: %s %s %.0f s > %.0f s -> %s "
+		       "(%s)  (decision %.0f)\n",
+		       rk, jnum(j, "jobID"), jstr(j, "status"), jstr(j, "queue"),
+		       jstr(j, "rule"), jstr(j, "what"), jnum(j, "age"),
+		       jnum(j, "limit"), jstr(j, "action"),
+		       jstr(j, "newStatus"), jnum(j, "decisionId"));
+		return 1;
+	}
+	if (strcmp(rk, "job.rebrokered") == 0) {
+		printf("%-14s job %-11.0f from %s (%s), attempt %.0f, placed "
+		       "again by request %s  (decision %.0f)\n",
+		       rk, jnum(j, "jobID"), jstr(j, "fromQueue"),
+		       jstr(j, "rule"), jnum(j, "attempt"),
+		       jstr(j, "jobRequestId"), jnum(j, "decisionId"));
+		return 1;
+	}
+	return 0;
+}
+
 static void print_event(const struct amq_message *m, int as_json)
 {
 	json_t *j = cod_to_json(m->body, m->len);
@@ -319,6 +366,10 @@ static void print_event(const struct amq_message *m, int as_json)
 		json_decref(line);
 	} else {
 		const char *rk = m->routing_key ? m->routing_key : "?";
+		if (print_lifecycle_event(rk, j)) {
+			json_decref(j);
+			return;
+		}
 		if (strncmp(rk, "jobs.", 5) == 0) {
 			cli_print_jobs_event(rk, j);
 			json_decref(j);
