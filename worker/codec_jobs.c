@@ -225,16 +225,24 @@ static int get_arch(const msgpack_object *o, const char *field,
 	return GB_OK;
 }
 
-static int get_preassigned(const msgpack_object *o, const char *field,
-			   const struct cod_field *spec, void *base,
-			   struct arena *a, struct cod_error *err)
+/*
+** An array of at most `max` non-empty names, each once: *names (in `a`,
+** NULL when empty) and *n. A name twice is refused with the path of the
+** second copy ("duplicate <what> (also field[i])"). Shared by the
+** pre-assigned queues and the analysis site lists.
+*/
+static int get_name_list(const msgpack_object *o, const char *field,
+			 size_t max, const char *what, struct arena *a,
+			 const char ***names_out, size_t *n_out,
+			 struct cod_error *err)
 {
-	(void)spec;
 	size_t n = 0;
-	int rc0 = cod_get_array(o, field, CDJ_MAX_PREASSIGNED, &n, err);
+	int rc0 = cod_get_array(o, field, max, &n, err);
 	if (rc0 != GB_OK)
 		return rc0;
-	if (n == 0)
+	*names_out = NULL;
+	*n_out = 0;
+	if (n == 0) /* [] lists nothing, as absent and nil do */
 		return GB_OK;
 	const char **names = arena_alloc(a, n * sizeof(*names));
 	struct sref *tmp = arena_alloc(a, n * sizeof(*tmp));
@@ -253,9 +261,25 @@ static int get_preassigned(const msgpack_object *o, const char *field,
 	if (find_dup_str(names, n, tmp, &first, &second)) {
 		char path[96];
 		snprintf(path, sizeof(path), "%s[%zu]", field, second);
-		return cod_fail(err, GB_EDUP, path,
-				"duplicate queue (also %s[%zu])", field, first);
+		return cod_fail(err, GB_EDUP, path, "duplicate %s (also %s[%zu])",
+				what, field, first);
 	}
+	*names_out = names;
+	*n_out = n;
+	return GB_OK;
+}
+
+static int get_preassigned(const msgpack_object *o, const char *field,
+			   const struct cod_field *spec, void *base,
+			   struct arena *a, struct cod_error *err)
+{
+	(void)spec;
+	const char **names = NULL;
+	size_t n = 0;
+	int rc = get_name_list(o, field, CDJ_MAX_PREASSIGNED, "queue", a,
+			       &names, &n, err);
+	if (rc != GB_OK || n == 0)
+		return rc;
 	struct req_dec *d = base;
 	d->r.t.preassigned = names;
 	d->r.t.npreassigned = n;
@@ -306,47 +330,22 @@ static int get_sites(const msgpack_object *o, const char *field,
 		     const struct cod_field *spec, void *base,
 		     struct arena *a, struct cod_error *err)
 {
-	size_t n = 0;
-	int rc0 = cod_get_array(o, field, CDJ_MAX_SITES, &n, err);
-	if (rc0 != GB_OK)
-		return rc0;
 	struct req_dec *d = base;
-	const char *const **names_out;
-	size_t *n_out;
-	if (spec->off == offsetof(struct req_dec, r.an.excluded_sites)) {
-		names_out = &d->r.an.excluded_sites;
-		n_out = &d->r.an.nexcluded;
+	int excluded =
+		spec->off == offsetof(struct req_dec, r.an.excluded_sites);
+	const char **names = NULL;
+	size_t n = 0;
+	int rc = get_name_list(o, field, CDJ_MAX_SITES, "site", a, &names, &n,
+			       err);
+	if (rc != GB_OK)
+		return rc;
+	if (excluded) {
+		d->r.an.excluded_sites = names;
+		d->r.an.nexcluded = n;
 	} else {
-		names_out = &d->r.an.included_sites;
-		n_out = &d->r.an.nincluded;
+		d->r.an.included_sites = names;
+		d->r.an.nincluded = n;
 	}
-	if (n == 0) { /* [] lists nothing, as absent and nil do */
-		*names_out = NULL;
-		*n_out = 0;
-		return GB_OK;
-	}
-	const char **names = arena_alloc(a, n * sizeof(*names));
-	struct sref *tmp = arena_alloc(a, n * sizeof(*tmp));
-	if (names == NULL || tmp == NULL)
-		return cod_fail(err, GB_ENOMEM, field,
-				"out of decoding memory");
-	for (size_t i = 0; i < n; i++) {
-		char path[96];
-		snprintf(path, sizeof(path), "%s[%zu]", field, i);
-		int rc = cod_get_str(&o->via.array.ptr[i], path, 1, a,
-				     &names[i], err);
-		if (rc != GB_OK)
-			return rc;
-	}
-	size_t first, second;
-	if (find_dup_str(names, n, tmp, &first, &second)) {
-		char path[96];
-		snprintf(path, sizeof(path), "%s[%zu]", field, second);
-		return cod_fail(err, GB_EDUP, path,
-				"duplicate site (also %s[%zu])", field, first);
-	}
-	*names_out = names;
-	*n_out = n;
 	return GB_OK;
 }
 
