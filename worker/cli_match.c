@@ -525,6 +525,45 @@ static int parse_time(const char *s, long long *out)
 }
 
 /*
+** Publish an encoded job.status (`enc` is the encoder's result) on `s`,
+** or on a connection opened here when `s` is NULL (only once the body
+** encoded), and say what happened. Closes the connection and frees `sb`.
+** Returns the command's exit status.
+*/
+static int publish_status(struct cli *cli, struct amq_sync *s, int enc,
+			  msgpack_sbuffer *sb, long long job_id,
+			  const char *what, const char *word)
+{
+	int rc = enc;
+	char msgid[128];
+	cli_message_id(msgid, sizeof(msgid), "status", job_id);
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = "job.status",
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	if (rc == GB_OK && s == NULL) {
+		s = cli_open_amqp(cli);
+		if (s == NULL)
+			rc = GB_EAMQPGONE;
+	}
+	if (rc == GB_OK)
+		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.status", &props,
+				      sb->data, sb->size, 10000);
+	if (rc == GB_OK)
+		printf("%s %lld -> %s (message %s)\n", what, job_id, word,
+		       msgid);
+	else
+		fprintf(stderr, "gridbroker: job status %lld: %s\n", job_id,
+			gb_strerror(rc));
+	if (s)
+		amq_sync_close(s);
+	msgpack_sbuffer_destroy(sb);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/*
 ** `job status --panda JOBID STATUS`: a PanDA job.status (system "panda").
 ** The default time is the worker clock's now (with the configured test
 ** offset), since an update older than the job's last brokerage is stale.
@@ -588,27 +627,9 @@ static int panda_status(struct cli *cli, int argc, char **argv)
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	int rc = cdp_encode_status(&st, &sb);
-	char msgid[128];
-	cli_message_id(msgid, sizeof(msgid), "status", st.job_id);
-	struct amq_props props = {
-		.message_id = msgid,
-		.type = "job.status",
-		.content_type = "application/msgpack",
-		.persistent = 1,
-	};
-	if (rc == GB_OK)
-		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.status", &props,
-				      sb.data, sb.size, 10000);
-	if (rc == GB_OK)
-		printf("PanDA job %lld -> %s (message %s)\n", st.job_id,
-		       st.heartbeat ? "heartbeat" : to_status_name(st.status),
-		       msgid);
-	else
-		fprintf(stderr, "gridbroker: job status %lld: %s\n", st.job_id,
-			gb_strerror(rc));
-	amq_sync_close(s);
-	msgpack_sbuffer_destroy(&sb);
-	return rc == GB_OK ? 0 : 1;
+	return publish_status(cli, s, rc, &sb, st.job_id, "PanDA job",
+			      st.heartbeat ? "heartbeat"
+					   : to_status_name(st.status));
 }
 
 int cli_cmd_job_status(struct cli *cli, int argc, char **argv)
@@ -656,30 +677,8 @@ int cli_cmd_job_status(struct cli *cli, int argc, char **argv)
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	int rc = cdt_encode_status(&st, &sb);
-	char msgid[128];
-	cli_message_id(msgid, sizeof(msgid), "status", st.job_id);
-	struct amq_props props = {
-		.message_id = msgid,
-		.type = "job.status",
-		.content_type = "application/msgpack",
-		.persistent = 1,
-	};
-	struct amq_sync *s = rc == GB_OK ? cli_open_amqp(cli) : NULL;
-	if (rc == GB_OK && s == NULL)
-		rc = GB_EAMQPGONE;
-	if (s)
-		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.status", &props,
-				      sb.data, sb.size, 10000);
-	if (rc == GB_OK)
-		printf("job %lld -> %s (message %s)\n", st.job_id,
-		       cdt_status_name(st.status), msgid);
-	else
-		fprintf(stderr, "gridbroker: job status %lld: %s\n", st.job_id,
-			gb_strerror(rc));
-	if (s)
-		amq_sync_close(s);
-	msgpack_sbuffer_destroy(&sb);
-	return rc == GB_OK ? 0 : 1;
+	return publish_status(cli, NULL, rc, &sb, st.job_id, "job",
+			      cdt_status_name(st.status));
 }
 
 /* ---- explain ---------------------------------------------------------------- */

@@ -371,13 +371,13 @@ size_t wk_timeout_scan(struct wk_worker *w)
 
 /* ---- fast rebrokerage (TO-13) ------------------------------------------- */
 
-/* Rebroker the excess of one queue and gshare in one transaction. */
+/* Rebroker the excess of one queue and gshare in one transaction, with
+** the parameters the pass read (`set`). */
 static int rebro_one(struct wk_worker *w, const struct sp_load *l,
-		     long long now, size_t *moved)
+		     const struct prm_set *set, long long now, size_t *moved)
 {
 	struct arena a;
 	arena_init(&a, 64u << 20);
-	struct prm_set set;
 	struct to_rebro_in in = {.has_nslots = l->has_nslots};
 	struct to_rebro_out out;
 	struct sp_job *jobs = NULL;
@@ -386,12 +386,10 @@ static int rebro_one(struct wk_worker *w, const struct sp_load *l,
 	size_t n = 0, nrows = 0;
 	int rc = st_begin(w->db);
 	if (rc == GB_OK)
-		rc = st_params_load(w->db, &a, &set);
-	if (rc == GB_OK)
 		rc = st_panda_load_lock(w->db, l->queue, l->gshare, &in.nqueue,
 					&in.nrun, &in.nqueue_total);
 	if (rc == GB_OK)
-		rc = to_fast_rebro(&in, &set, l->gshare, &out);
+		rc = to_fast_rebro(&in, set, l->gshare, &out);
 	if (rc == GB_OK && out.triggered && out.excess > 0) {
 		/* Bounded per pass: a huge excess drains over several passes
 		** rather than in one long transaction holding the counts. */
@@ -416,7 +414,7 @@ static int rebro_one(struct wk_worker *w, const struct sp_load *l,
 			.what = "fast rebrokerage: queued jobs over the limits",
 		};
 		size_t k = 0;
-		rc = apply_verdict(w, &jobs[i], &v, &set, &in, &out, now, &a,
+		rc = apply_verdict(w, &jobs[i], &v, set, &in, &out, now, &a,
 				   &rows[nrows], &k, &logs[i]);
 		nrows += k;
 	}
@@ -474,7 +472,7 @@ void wk_fast_rebro(struct wk_worker *w)
 			if (to_fast_rebro(&in, &set, l->gshare, &out) != GB_OK ||
 			    !out.triggered)
 				continue;
-			rc = rebro_one(w, l, now, &moved);
+			rc = rebro_one(w, l, &set, now, &moved);
 		}
 		i = end;
 	}
