@@ -72,10 +72,12 @@ void wk_outbox_relay(struct wk_worker *w);
 
 /*
 ** The timeout scan (TO-01..TO-12): one transaction claiming up to
-** [panda] timeout_batch due jobs. Returns how many it looked at, so the
-** caller scans again at once after a full batch.
+** [panda] timeout_batch due jobs, and no more than the free publisher
+** confirm slots can publish at once (two events per job). Returns 1 when
+** it took as many jobs as it could, so more may be due and the caller
+** scans again at once; 0 otherwise.
 */
-size_t wk_timeout_scan(struct wk_worker *w);
+int wk_timeout_scan(struct wk_worker *w);
 
 /* Fast rebrokerage (TO-13), on the worker holding the leader lease. */
 void wk_fast_rebro(struct wk_worker *w);

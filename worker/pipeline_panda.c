@@ -298,12 +298,28 @@ static void set_aside(struct wk_worker *w, long long job_id, long long now,
 		  "%d s", job_id, gb_strerror(why), w->cfg->exempt_recheck);
 }
 
-size_t wk_timeout_scan(struct wk_worker *w)
+/*
+** Jobs whose events can be published now: a job gives at most two events,
+** each needs a publisher confirm slot. Rows beyond the free slots would
+** wait in the outbox until their lease ends and a relay takes them, so a
+** batch is never larger than what can go out at once.
+*/
+static size_t publishable(const struct wk_worker *w, size_t per_job,
+			  size_t want)
+{
+	size_t used = wk_inflight(w);
+	size_t free = w->npend > used ? w->npend - used : 0;
+	return want < free / per_job ? want : free / per_job;
+}
+
+int wk_timeout_scan(struct wk_worker *w)
 {
 	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
 		return 0;
 	long long now = clk_now();
-	size_t batch = (size_t)w->cfg->timeout_batch;
+	size_t batch = publishable(w, 2, (size_t)w->cfg->timeout_batch);
+	if (batch == 0)
+		return 1; /* every slot awaits a confirm: try at the next tick */
 	struct arena a;
 	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
 	struct st_outbox_row *rows = arena_alloc(&a, 2 * batch * sizeof(*rows));
@@ -366,7 +382,7 @@ size_t wk_timeout_scan(struct wk_worker *w)
 				 fired, n);
 	}
 	arena_free(&a);
-	return n;
+	return n == batch;
 }
 
 /* ---- fast rebrokerage (TO-13) ------------------------------------------- */
@@ -393,9 +409,11 @@ static int rebro_one(struct wk_worker *w, const struct sp_load *l,
 	if (rc == GB_OK && out.triggered && out.excess > 0) {
 		/* Bounded per pass: a huge excess drains over several passes
 		** rather than in one long transaction holding the counts. */
-		size_t max = out.excess > w->cfg->timeout_batch
-				     ? (size_t)w->cfg->timeout_batch
-				     : (size_t)out.excess;
+		size_t max = publishable(
+			w, 1,
+			out.excess > w->cfg->timeout_batch
+				? (size_t)w->cfg->timeout_batch
+				: (size_t)out.excess);
 		rc = st_panda_rebro_pick(w->db, l->queue, l->gshare, max, &a,
 					 &jobs, &n);
 		rows = rc == GB_OK && n ? arena_alloc(&a, n * sizeof(*rows))

@@ -153,12 +153,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		}
 		wk_tq_tick(&app->w);
 		if (t >= app->next_timeout) {
-			size_t n = wk_timeout_scan(&app->w);
 			/* A full batch means more are due: go on next tick. */
-			app->next_timeout =
-				n >= (size_t)app->cfg.timeout_batch
-					? t
-					: t + app->cfg.timeout_interval;
+			app->next_timeout = wk_timeout_scan(&app->w)
+						    ? t
+						    : t + app->cfg.timeout_interval;
 		}
 		if (app->cfg.fast_rebro_interval > 0 &&
 		    t >= app->next_rebro) {
