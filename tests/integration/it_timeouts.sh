@@ -148,7 +148,7 @@ vals=$(seq 1000 1999 | awk -v b="$B" -v t="$t" -v task="$TASK" -v q="$Q" \
 echo "insert into jobs (job_id, task_id, request_id, queue, status, nevents, input_mb, decision_id,
        updated_at, gshare, current_priority, created_at, status_since, status_time, brokered_at,
        last_heartbeat, check_at) values $vals" >"$T/bulk.sql"
-"$GB_SRC/scripts/services" sql gridbroker <"$T/bulk.sql" || fail "bulk insert"
+"$GB_SRC/scripts/services" sql "$GB_DB_NAME" <"$T/bulk.sql" || fail "bulk insert"
 advance_clock 7300
 wait_until 60 "[ \$(grep -c '\"rule\":\"TO-09\"' '$T/ev.events') -ge 1002 ]" ||
 	fail "not every bulk job timed out: $(grep -c '"rule":"TO-09"' "$T/ev.events")"

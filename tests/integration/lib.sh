@@ -10,7 +10,11 @@ GB_BIN=${1:?usage: $0 BINDIR}
 GB=$GB_BIN/gridbroker
 GB_WORKER=$GB_BIN/gridbroker-worker
 "$GB_SRC/scripts/services" start >/dev/null
-export GB_CONFIG=$GB_SRC/run/gridbroker.conf
+# GB_IT_CONFIG runs a test against another database and vhost of the same
+# servers (so two test runs on one machine cannot take each other's
+# messages); the default is the config scripts/services writes.
+export GB_CONFIG=${GB_IT_CONFIG:-$GB_SRC/run/gridbroker.conf}
+GB_DB_NAME=$(sed -n 's/^name *= *//p' "$GB_CONFIG" | head -1)
 GB_CLOCK_FILE=$(sed -n 's/^clock_offset_file *= *//p' "$GB_CONFIG")
 T=$(mktemp -d "${TMPDIR:-/tmp}/gb-it.XXXXXX")
 GB_PIDS=()
@@ -29,7 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-sql() { "$GB_SRC/scripts/services" sql -N -B gridbroker -e "$1"; }
+sql() { "$GB_SRC/scripts/services" sql -N -B "${GB_DB_NAME:-gridbroker}" -e "$1"; }
 
 # start_worker NAME [VAR=value ...]: start a worker in the background.
 start_worker() {

@@ -5,5 +5,5 @@
 set -euo pipefail
 src=${GB_SOURCE_DIR:?GB_SOURCE_DIR must point at the source tree}
 "$src/scripts/services" start >/dev/null
-export GB_CONFIG="$src/run/gridbroker.conf"
+export GB_CONFIG="${GB_IT_CONFIG:-$src/run/gridbroker.conf}"
 exec "$@"
