@@ -55,6 +55,7 @@ void wk_free(struct wk_worker *w)
 	for (size_t i = 0; w->pend && i < w->npend; i++)
 		free(w->pend[i].tags);
 	wk_tq_free(w);
+	wk_park_drop(w);
 	free(w->pend);
 	w->pend = NULL;
 	if (w->db)
@@ -419,7 +420,7 @@ void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
 					 &n);
 	if (rc != GB_OK) {
 		wk_db_failed(w, rc, "outbox claim for a redelivered request");
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		wk_requeue(w, d);
 		return;
 	}
 	log_info("request %s already decided; %zu event(s) still to publish",
@@ -479,7 +480,7 @@ static void handle_task_broker(struct wk_worker *w,
 			return;
 		}
 		wk_db_failed(w, rc, "task.broker");
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		wk_requeue(w, d);
 		return;
 	}
 }
@@ -505,9 +506,10 @@ void wk_on_delivery(void *ud, const struct amq_delivery *d)
 {
 	struct wk_worker *w = ud;
 	if (w->db == NULL || w->db_down) {
-		/* No database: give the request back at once; the main loop
-		** drops the AMQP connection until the database returns. */
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		/* No database: hold the request until it is back (see
+		** pipeline_park.c); the main loop closes the AMQP connection
+		** if the outage lasts. */
+		wk_park(w, d);
 		return;
 	}
 	if (d->len > (size_t)w->cfg->max_message_bytes) {

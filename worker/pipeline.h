@@ -29,6 +29,7 @@
 
 struct wk_pending; /* a publish waiting for its confirm */
 struct wk_tq;      /* the DIRAC side's state (pipeline_match.c) */
+struct wk_parked;  /* a delivery held while the database is away */
 
 struct wk_worker {
 	const struct gb_config *cfg;
@@ -40,10 +41,15 @@ struct wk_worker {
 	size_t npend;
 	int db_down;               /* set on GB_EDBGONE until reconnected */
 	struct wk_tq *tq;          /* task queue index, match batch, leader */
+	/* Deliveries that came (or failed) while the database was away,
+	** held unacknowledged until it is back (pipeline_park.c); at most
+	** amqp_prefetch of them, since the broker sends no more. */
+	struct wk_parked *parked;
+	size_t nparked, cap_parked;
 	/* counters (exported as metrics later) */
 	unsigned long n_decided, n_assigned, n_pending, n_dead, n_dup,
 		n_retried, n_relayed, n_db_errors, n_matched, n_nomatch,
-		n_claim_lost, n_submitted, n_status;
+		n_claim_lost, n_submitted, n_status, n_parked;
 };
 
 /* Set up `w` (allocates the confirm table). Returns 0 or GB_ENOMEM. */
@@ -54,6 +60,17 @@ void wk_free(struct wk_worker *w);
 /* amq callbacks; `ud` is the struct wk_worker. */
 void wk_on_delivery(void *ud, const struct amq_delivery *d);
 void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome);
+
+/*
+** Replay the parked deliveries (the database is back). Deliveries of an
+** earlier AMQP connection are dropped: the broker requeued them when that
+** connection closed. Returns how many were replayed.
+*/
+size_t wk_unpark(struct wk_worker *w);
+
+/* Forget every parked delivery without settling it: call when the AMQP
+** connection is being closed (the broker requeues them). */
+void wk_park_drop(struct wk_worker *w);
 
 /* amq on_idle callback: decide the pilot.match requests batched so far
 ** (group commit). */

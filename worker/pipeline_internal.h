@@ -61,6 +61,20 @@ int wk_outbox_row(struct wk_worker *w, const char *message_id,
 ** GB_EDBGONE so the loop stops consuming until it is back. */
 void wk_db_failed(struct wk_worker *w, int rc, const char *what);
 
+/*
+** Hold `d` unacknowledged (a copy, pipeline_park.c) until the database is
+** back, when wk_unpark replays it. Falls back to a requeueing nack when
+** the copy cannot be made. Why not nack at once: a quorum queue counts
+** every requeue against the delivery limit, and a request bounced between
+** workers through a short database restart would be dead-lettered,
+** though nothing is wrong with it.
+*/
+void wk_park(struct wk_worker *w, const struct amq_delivery *d);
+
+/* After a failed attempt at `d`: park it when the database is down (see
+** wk_park), else nack it with requeue (a transient error of one request). */
+void wk_requeue(struct wk_worker *w, const struct amq_delivery *d);
+
 /* A 64-bit seed for one decision: request id, time and a per-worker
 ** counter, so two decisions never share a stream. */
 uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now);

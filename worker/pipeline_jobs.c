@@ -269,7 +269,7 @@ void wk_handle_job_broker(struct wk_worker *w, const struct amq_delivery *d,
 			return;
 		}
 		wk_db_failed(w, rc, "job.broker");
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		wk_requeue(w, d);
 		return;
 	}
 }

@@ -650,13 +650,14 @@ static void flush(struct wk_worker *w)
 	struct wk_tq *t = w->tq;
 	if (t->nreq == 0)
 		return;
+	/* No database: keep the batch (unacknowledged) until it is back
+	** rather than requeue it, for the reason pipeline_park.c gives; new
+	** deliveries are parked meanwhile, so the batch cannot overflow. */
+	if (w->db == NULL || w->db_down)
+		return;
 	struct arena a;
 	arena_init(&a, t->cap * WK_REQ_BYTES + (1u << 20));
-	int rc = GB_OK;
-	if (w->db == NULL || w->db_down)
-		rc = GB_EDBGONE;
-	if (rc == GB_OK)
-		rc = wk_tq_config(w);
+	int rc = wk_tq_config(w);
 	if (rc == GB_OK)
 		rc = wk_tq_fresh(w, 0);
 	if (rc == GB_OK)

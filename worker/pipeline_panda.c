@@ -112,7 +112,7 @@ void wk_handle_panda_status(struct wk_worker *w, const struct amq_delivery *d,
 			return;
 		}
 		wk_db_failed(w, rc, "job.status");
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		wk_requeue(w, d);
 		return;
 	}
 }

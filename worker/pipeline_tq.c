@@ -42,7 +42,7 @@ void wk_handle_job_submit(struct wk_worker *w, const struct amq_delivery *d,
 	rc = wk_tq_config(w);
 	if (rc != GB_OK) {
 		wk_db_failed(w, rc, "job.submit: loading the configuration");
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		wk_requeue(w, d);
 		return;
 	}
 	const char *msgid = d->props.message_id;
@@ -88,7 +88,7 @@ void wk_handle_job_submit(struct wk_worker *w, const struct amq_delivery *d,
 			return;
 		}
 		wk_db_failed(w, rc, "job.submit");
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		wk_requeue(w, d);
 		return;
 	}
 }
@@ -148,7 +148,7 @@ void wk_handle_job_status(struct wk_worker *w, const struct amq_delivery *d,
 		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES)
 			continue;
 		wk_db_failed(w, rc, "job.status");
-		amq_nack(w->amq, d->gen, d->tag, 1);
+		wk_requeue(w, d);
 		return;
 	}
 }

@@ -48,6 +48,7 @@ struct app {
 	int exit_code;
 	double next_pending, next_relay, next_db_try, next_timeout, next_rebro;
 	double db_backoff;
+	double db_down_since; /* clk_mono() when the outage began; 0 = up */
 	uint64_t watchdog_usec;
 	unsigned long ticks;
 };
@@ -101,21 +102,41 @@ static void amqp_down(struct app *app)
 {
 	if (app->w.amq == NULL)
 		return;
-	/* Unacked deliveries go back to the queue when the connection closes;
-	** unconfirmed events stay in the outbox. */
+	/* Unacked deliveries (parked ones too) go back to the queue when the
+	** connection closes; unconfirmed events stay in the outbox. */
+	wk_park_drop(&app->w);
 	amq_free(app->w.amq);
 	app->w.amq = NULL;
 }
 
-/* Database housekeeping: reconnect with backoff; consume only with a DB. */
+/*
+** Database housekeeping: reconnect with backoff. Through a short outage
+** (a MariaDB restart) the AMQP connection stays up and the requests that
+** arrive are parked (pipeline_park.c), then replayed; only when the
+** outage outlasts DB_HOLD_S is the AMQP connection closed, so that other
+** workers, whose database may be fine (another Galera node), get them.
+*/
+#define DB_HOLD_S 20.0
+
 static void db_housekeeping(struct app *app, double t)
 {
-	if (app->w.db && !app->w.db_down)
+	if (app->w.db && !app->w.db_down) {
+		app->db_down_since = 0;
 		return;
-	amqp_down(app);
+	}
+	if (app->db_down_since == 0)
+		app->db_down_since = t;
+	if (app->w.amq && t - app->db_down_since > DB_HOLD_S) {
+		log_warn("database away for %.0f s: closing the AMQP "
+			 "connection until it is back (%zu held request(s) "
+			 "go back to the queue)",
+			 t - app->db_down_since, app->w.nparked);
+		amqp_down(app);
+	}
 	if (t < app->next_db_try)
 		return;
 	if (wk_db_connect(&app->w) == GB_OK) {
+		app->db_down_since = 0;
 		int v = 0;
 		if (st_schema_version(app->w.db, &v) != GB_OK ||
 		    v < GB_SCHEMA_REQUIRED) {
@@ -127,7 +148,9 @@ static void db_housekeeping(struct app *app, double t)
 			return;
 		}
 		app->db_backoff = 0.5;
-		if (!app->stopping && amqp_up(app) != GB_OK)
+		if (app->w.amq)
+			wk_unpark(&app->w);
+		else if (!app->stopping && amqp_up(app) != GB_OK)
 			log_error("cannot create the AMQP connection");
 		return;
 	}

@@ -1,0 +1,237 @@
+/*
+** gb_faultq.c — the fault suite's view of RabbitMQ: declare the durable
+** queues that record what the workers send, and drain them into files the
+** invariant checker (check.sh) compares with MariaDB.
+**
+**   gb_faultq declare -c CONFIG
+**     faults.events  quorum queue bound to gridbroker.events with "#": every
+**                    event, kept through broker restarts (an exclusive
+**                    subscriber queue would vanish with the broker and the
+**                    checker could not tell a lost event from a restart)
+**     faults.replies quorum queue the load generator's pilots reply to
+**     Both are purged, so a re-run starts empty.
+**   gb_faultq drain -c CONFIG --queue Q --kind events|replies|dead --out F
+**     Read and remove every message of Q, one tab-separated line each:
+**       events:  message_id  routing_key  jobs  (pilot.matched:
+**                "jobID/request_id,..."; "-" otherwise)
+**       replies: request_id  matched  job_id  decision_id
+**       dead:    message_id  routing_key  x-gridbroker-error or the broker's
+**                death reason
+**     Prints the count. The file is appended to and flushed before each
+**     message is acknowledged, so a drain interrupted by a fault can simply
+**     run again.
+*/
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* rabbitmq-c's own <amqp.h>, not worker/amqp.h (same trick as
+** worker/amqp_internal.h). */
+#include <../include/amqp.h>
+#include <amqp_tcp_socket.h>
+
+#include "amqp.h"
+#include "arena.h"
+#include "codec.h"
+#include "codec_tq.h"
+#include "config.h"
+#include "gb_error.h"
+
+static int die_reply(amqp_rpc_reply_t r, const char *what)
+{
+	if (r.reply_type == AMQP_RESPONSE_NORMAL)
+		return 0;
+	fprintf(stderr, "gb_faultq: %s failed (reply type %d)\n", what,
+		(int)r.reply_type);
+	return 1;
+}
+
+static int declare(const struct gb_config *cfg)
+{
+	amqp_connection_state_t conn = amqp_new_connection();
+	amqp_socket_t *sock = amqp_tcp_socket_new(conn);
+	if (sock == NULL ||
+	    amqp_socket_open(sock, cfg->amqp_host, cfg->amqp_port) !=
+		    AMQP_STATUS_OK) {
+		fprintf(stderr, "gb_faultq: connect %s:%d failed\n",
+			cfg->amqp_host, cfg->amqp_port);
+		return 1;
+	}
+	if (die_reply(amqp_login(conn, cfg->amqp_vhost, 0, 131072, 0,
+				 AMQP_SASL_METHOD_PLAIN, cfg->amqp_user,
+				 cfg->amqp_password),
+		      "login"))
+		return 1;
+	amqp_channel_open(conn, 1);
+	if (die_reply(amqp_get_rpc_reply(conn), "channel.open"))
+		return 1;
+	/* The events exchange may not exist yet on a fresh broker. */
+	amqp_exchange_declare(conn, 1, amqp_cstring_bytes(AMQ_EX_EVENTS),
+			      amqp_cstring_bytes("topic"), 0, 1, 0, 0,
+			      amqp_empty_table);
+	if (die_reply(amqp_get_rpc_reply(conn), "exchange.declare"))
+		return 1;
+	static const char *const queues[] = {"faults.events", "faults.replies"};
+	for (int i = 0; i < 2; i++) {
+		amqp_table_entry_t e;
+		e.key = amqp_cstring_bytes("x-queue-type");
+		e.value.kind = AMQP_FIELD_KIND_UTF8;
+		e.value.value.bytes = amqp_cstring_bytes("quorum");
+		amqp_table_t args = {1, &e};
+		amqp_queue_declare(conn, 1, amqp_cstring_bytes(queues[i]), 0, 1,
+				   0, 0, args);
+		if (die_reply(amqp_get_rpc_reply(conn), queues[i]))
+			return 1;
+		amqp_queue_purge(conn, 1, amqp_cstring_bytes(queues[i]));
+		if (die_reply(amqp_get_rpc_reply(conn), "queue.purge"))
+			return 1;
+	}
+	amqp_queue_bind(conn, 1, amqp_cstring_bytes("faults.events"),
+			amqp_cstring_bytes(AMQ_EX_EVENTS),
+			amqp_cstring_bytes("#"), amqp_empty_table);
+	if (die_reply(amqp_get_rpc_reply(conn), "queue.bind"))
+		return 1;
+	amqp_channel_close(conn, 1, AMQP_REPLY_SUCCESS);
+	amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+	amqp_destroy_connection(conn);
+	printf("declared faults.events and faults.replies\n");
+	return 0;
+}
+
+/* The extra column of an events line: a pilot.matched event's jobs. */
+static void event_jobs(const struct amq_message *m, FILE *out)
+{
+	if (m->routing_key == NULL || strcmp(m->routing_key, "pilot.matched")) {
+		fputs("-", out);
+		return;
+	}
+	struct arena a;
+	arena_init(&a, 16u << 20);
+	struct cdt_match *items = NULL;
+	size_t n = 0;
+	struct cod_error ce = {"", ""};
+	if (cdt_decode_match_event(m->body, m->len, &a, &items, &n, &ce) !=
+	    GB_OK) {
+		fprintf(out, "undecodable:%s", ce.field);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			fprintf(out, "%s%lld/%s", i ? "," : "",
+				items[i].job_id,
+				items[i].request_id ? items[i].request_id
+						    : "-");
+	}
+	arena_free(&a);
+}
+
+static void reply_line(const struct amq_message *m, FILE *out)
+{
+	struct arena a;
+	arena_init(&a, 1u << 20);
+	struct cdt_match r;
+	struct cod_error ce = {"", ""};
+	const char *req = m->correlation_id ? m->correlation_id : "-";
+	if (cdt_decode_reply(m->body, m->len, &a, &r, &ce) == GB_OK)
+		fprintf(out, "%s\t%d\t%lld\t%lld\n", req, r.matched,
+			r.matched ? r.job_id : 0, r.decision_id);
+	else
+		fprintf(out, "%s\tbad\t0\t0\n", req);
+	arena_free(&a);
+}
+
+static int drain(const struct gb_config *cfg, const char *queue,
+		 const char *kind, const char *file)
+{
+	char err[512] = "";
+	struct amq_sync *s = amq_sync_open(cfg, err, sizeof(err));
+	if (s == NULL) {
+		fprintf(stderr, "gb_faultq: %s\n", err);
+		return 1;
+	}
+	FILE *out = fopen(file, "a");
+	if (out == NULL) {
+		perror(file);
+		amq_sync_close(s);
+		return 1;
+	}
+	long n = 0;
+	int rc;
+	for (;;) {
+		struct amq_message m;
+		rc = amq_sync_get(s, queue, &m);
+		if (rc != GB_OK)
+			break;
+		const char *id = m.message_id ? m.message_id : "-";
+		if (strcmp(kind, "events") == 0) {
+			fprintf(out, "%s\t%s\t", id,
+				m.routing_key ? m.routing_key : "-");
+			event_jobs(&m, out);
+			fputc('\n', out);
+		} else if (strcmp(kind, "replies") == 0) {
+			reply_line(&m, out);
+		} else {
+			fprintf(out, "%s\t%s\t%s\n", id,
+				m.routing_key ? m.routing_key : "-",
+				m.error_header	  ? m.error_header
+				: m.death_reason ? m.death_reason
+						 : "-");
+		}
+		fflush(out);
+		rc = amq_sync_settle(s, m.tag, 1);
+		amq_message_free(&m);
+		if (rc != GB_OK)
+			break;
+		n++;
+	}
+	fclose(out);
+	amq_sync_close(s);
+	printf("%ld\n", n);
+	if (rc != GB_ENOTFOUND) {
+		fprintf(stderr, "gb_faultq: drain %s: %s\n", queue,
+			gb_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *conf = NULL, *queue = NULL, *kind = "events", *out = NULL;
+	static const struct option opts[] = {
+		{"queue", required_argument, NULL, 'q'},
+		{"kind", required_argument, NULL, 'k'},
+		{"out", required_argument, NULL, 'o'},
+		{NULL, 0, NULL, 0}};
+	if (argc < 2) {
+		fprintf(stderr, "usage: gb_faultq declare|drain -c CONFIG "
+				"[--queue Q --kind events|replies|dead "
+				"--out FILE]\n");
+		return 2;
+	}
+	const char *cmd = argv[1];
+	optind = 2;
+	int c;
+	while ((c = getopt_long(argc, argv, "c:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': conf = optarg; break;
+		case 'q': queue = optarg; break;
+		case 'k': kind = optarg; break;
+		case 'o': out = optarg; break;
+		default: return 2;
+		}
+	}
+	struct gb_config cfg;
+	char err[1024] = "";
+	if (conf == NULL || cfg_load(conf, &cfg, err, sizeof(err)) != GB_OK) {
+		fprintf(stderr, "gb_faultq: %s\n", conf ? err : "-c CONFIG");
+		return 2;
+	}
+	if (strcmp(cmd, "declare") == 0)
+		return declare(&cfg);
+	if (strcmp(cmd, "drain") == 0 && queue && out &&
+	    (!strcmp(kind, "events") || !strcmp(kind, "replies") ||
+	     !strcmp(kind, "dead")))
+		return drain(&cfg, queue, kind, out);
+	fprintf(stderr, "gb_faultq: bad command line\n");
+	return 2;
+}

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# tests/faults/run.sh — the fault suite: a mixed request stream against three
+# workers while faults are injected at random instants, then an invariant
+# check of MariaDB and of everything the workers published.
+#
+# Usage: run.sh BINDIR   (ctest passes it; GB_SOURCE_DIR is the source tree)
+# Environment:
+#   FAULTS_MESSAGES   requests to confirm before stopping (default 50000)
+#   FAULTS_PER_KIND   faults of each kind to inject (default 20)
+#   FAULTS_RATE       requests per second the load generator aims at (150)
+#   FAULTS_WORKERS    workers (default 3)
+#   FAULTS_SEED       random seed for the fault schedule and the load
+#   FAULTS_OUT        where ledgers, logs and the report go
+#                     (default BINDIR/faults-out)
+#
+# The suite runs its own MariaDB and RabbitMQ (scripts/services with
+# GB_RUN_DIR=run/faults and other ports), so restarting them disturbs no
+# other test, and it starts from an empty database every time, so the
+# invariants are exact counts, not differences.
+#
+# Faults, each injected FAULTS_PER_KIND times in a shuffled order with
+# random gaps:
+#   kill      SIGKILL a random worker; its supervisor restarts it
+#   rabbitmq  restart RabbitMQ: a clean stop, or SIGKILL of the node
+#             (alternating), then start
+#   mariadb   restart MariaDB the same way
+#   pause     SIGSTOP a random worker for 3.5 heartbeats, then SIGCONT:
+#             the broker closes its connection meanwhile and requeues its
+#             deliveries while it still holds a database transaction
+#   alarm     a RabbitMQ memory alarm for a few seconds: every publishing
+#             connection (workers and load generator) is blocked
+set -euo pipefail
+
+GB_SRC=${GB_SOURCE_DIR:?GB_SOURCE_DIR must point at the source tree}
+BIN=$(cd "${1:?usage: run.sh BINDIR}" && pwd -P)
+FBIN=$BIN/tests/faults
+[ -x "$FBIN/gb_loadgen" ] || FBIN=$(dirname "$(find "$BIN" -name gb_loadgen -type f | head -1)")
+GB=$BIN/gridbroker
+WORKER=$BIN/gridbroker-worker
+
+MESSAGES=${FAULTS_MESSAGES:-50000}
+PER_KIND=${FAULTS_PER_KIND:-20}
+RATE=${FAULTS_RATE:-150}
+NWORKERS=${FAULTS_WORKERS:-3}
+SEED=${FAULTS_SEED:-$(( $(date +%s) % 100000 ))}
+OUT=${FAULTS_OUT:-$BIN/faults-out}
+HEARTBEAT=4
+RANDOM=$SEED
+
+export GB_RUN_DIR=$GB_SRC/run/faults
+export GB_DB_PORT=${FAULTS_DB_PORT:-3417}
+export GB_AMQP_PORT=${FAULTS_AMQP_PORT:-5683}
+export GB_RABBITMQ_NODENAME=gbfaults@localhost
+SERVICES=$GB_SRC/scripts/services
+
+rm -rf "$OUT"
+mkdir -p "$OUT/logs"
+T0=$SECONDS
+log() { printf '[%4ds] %s\n' "$((SECONDS - T0))" "$*"; }
+fail() { log "FAIL: $*"; exit 1; }
+
+# ---- servers ----------------------------------------------------------------
+log "starting the suite's own servers (seed $SEED)"
+"$SERVICES" start >"$OUT/logs/services.log" 2>&1 || { cat "$OUT/logs/services.log"; fail "servers did not start"; }
+BASE_CONF=$GB_RUN_DIR/gridbroker.conf
+ADMIN_CONF=$GB_RUN_DIR/gridbroker-admin.conf
+[ -f "$ADMIN_CONF" ] || ADMIN_CONF=$BASE_CONF
+DB_NAME=$(sed -n 's/^name *= *//p' "$BASE_CONF" | head -1)
+sql() { "$SERVICES" sql -N -B "$DB_NAME" "$@"; }
+
+RMQ_SBIN=
+for d in /usr/lib/rabbitmq/lib/rabbitmq_server-*/sbin; do [ -x "$d/rabbitmqctl" ] && RMQ_SBIN=$d; done
+[ -n "$RMQ_SBIN" ] || fail "rabbitmqctl not found"
+rmqctl() { HOME=$GB_RUN_DIR/rabbitmq "$RMQ_SBIN/rabbitmqctl" -q -n "$GB_RABBITMQ_NODENAME" "$@" </dev/null; }
+
+# The suite's config: the generated one with short heartbeats (a paused
+# worker loses its connection within the pause), a fast outbox relay and
+# short leases (a killed worker's unsent events are taken over quickly).
+CONF=$OUT/faults.conf
+awk -v hb=$HEARTBEAT '
+	/^\[/ { sec = $0 }
+	sec == "[amqp]" && /^heartbeat *=/ { next }
+	sec == "[worker]" && /^(outbox_scan_interval|log_level) *=/ { next }
+	{ print }
+	$0 == "[amqp]" { print "heartbeat=" hb }
+	$0 == "[worker]" { print "outbox_scan_interval=1"; print "outbox_lease=5"; print "log_level=info" }
+' "$BASE_CONF" >"$CONF"
+
+log "fresh database, schema, sample grid"
+"$SERVICES" sql -e "DROP DATABASE IF EXISTS \`$DB_NAME\`; CREATE DATABASE \`$DB_NAME\`" || fail "reset database"
+"$GB" -c "$ADMIN_CONF" db migrate >"$OUT/logs/migrate.log" 2>&1 || { cat "$OUT/logs/migrate.log"; fail "migrate"; }
+"$GB" -c "$CONF" grid load "$GB_SRC/etc/grid-sample.json" >"$OUT/logs/grid.log" 2>&1 || { cat "$OUT/logs/grid.log"; fail "grid load"; }
+"$FBIN/gb_faultq" declare -c "$CONF" >/dev/null || fail "declare the recording queues"
+"$GB" -c "$CONF" dlq --remove -n 1000000 >/dev/null 2>&1 || true
+
+# ---- workers, each under a supervisor that restarts it when killed --------
+STOPFILE=$OUT/stop
+PIDS=()
+supervise() {
+	local i=$1 n=0
+	while [ ! -e "$STOPFILE" ]; do
+		n=$((n + 1))
+		"$WORKER" -c "$CONF" --instance "f$i" >>"$OUT/logs/worker-$i.log" 2>&1 &
+		echo $! >"$OUT/worker-$i.pid"
+		wait $! || true
+		[ -e "$STOPFILE" ] || sleep 0.3
+	done
+}
+cleanup() {
+	touch "$STOPFILE"
+	for f in "$OUT"/worker-*.pid; do [ -f "$f" ] && kill -CONT "$(cat "$f")" 2>/dev/null && kill -TERM "$(cat "$f")" 2>/dev/null; done
+	[ -n "${LG_PID:-}" ] && kill -TERM "$LG_PID" 2>/dev/null
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+for i in $(seq "$NWORKERS"); do
+	supervise "$i" &
+	PIDS+=($!)
+done
+for i in $(seq "$NWORKERS"); do
+	for _ in $(seq 300); do grep -q 'AMQP connected' "$OUT/logs/worker-$i.log" 2>/dev/null && break; sleep 0.1; done
+	grep -q 'AMQP connected' "$OUT/logs/worker-$i.log" || fail "worker $i did not connect"
+done
+log "$NWORKERS workers up"
+
+# ---- load ----------------------------------------------------------------------
+"$FBIN/gb_loadgen" -c "$CONF" --samples "$GB_SRC/etc" --sent "$OUT/sent.tsv" \
+	--replies "$OUT/replies.tsv" --messages "$MESSAGES" --rate "$RATE" \
+	--run "f$SEED" --id-base $(( (SEED % 1000 + 1) * 1000000 )) --seed "$SEED" \
+	>"$OUT/loadgen.count" 2>"$OUT/logs/loadgen.log" &
+LG_PID=$!
+PIDS+=($LG_PID)
+log "load generator started ($RATE/s, at least $MESSAGES requests)"
+
+# ---- faults ----------------------------------------------------------------------
+declare -A DONE=([kill]=0 [rabbitmq]=0 [mariadb]=0 [pause]=0 [alarm]=0)
+worker_pid() { cat "$OUT/worker-$1.pid" 2>/dev/null; }
+
+fault_kill() {
+	local i=$((RANDOM % NWORKERS + 1)) pid
+	pid=$(worker_pid "$i") && kill -KILL "$pid" 2>/dev/null || true
+}
+fault_pause() {
+	local i=$((RANDOM % NWORKERS + 1)) pid
+	pid=$(worker_pid "$i") || return 0
+	kill -STOP "$pid" 2>/dev/null || return 0
+	( sleep $((HEARTBEAT * 7 / 2)); kill -CONT "$pid" 2>/dev/null ) &
+}
+server_restart() { # WHICH PIDFILE-PATTERN N
+	local which=$1 n=$2 pid
+	if (( n % 2 == 0 )); then
+		"$SERVICES" restart "$which" >>"$OUT/logs/services.log" 2>&1
+	else
+		if [ "$which" = rabbitmq ]; then
+			pid=$(cat "$GB_RUN_DIR/rabbitmq/rabbitmq.pid" 2>/dev/null || true)
+		else
+			pid=$(cat "$GB_RUN_DIR/mariadb.pid" 2>/dev/null || true)
+		fi
+		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+		sleep 0.5
+		"$SERVICES" start "$which" >>"$OUT/logs/services.log" 2>&1
+	fi || fail "$which did not come back; see $OUT/logs/services.log"
+}
+fault_alarm() {
+	rmqctl set_vm_memory_high_watermark 0.000001 >/dev/null 2>&1 || return 0
+	sleep $((2 + RANDOM % 4))
+	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null 2>&1 || true
+}
+
+KINDS=()
+for k in kill rabbitmq mariadb pause alarm; do
+	for _ in $(seq "$PER_KIND"); do KINDS+=("$k"); done
+done
+# Fisher-Yates with the seeded $RANDOM.
+for ((i = ${#KINDS[@]} - 1; i > 0; i--)); do
+	j=$((RANDOM % (i + 1)))
+	tmp=${KINDS[i]}; KINDS[i]=${KINDS[j]}; KINDS[j]=$tmp
+done
+sleep 3
+for k in "${KINDS[@]}"; do
+	sleep "$((RANDOM % 3)).$((RANDOM % 10))"
+	kill -0 "$LG_PID" 2>/dev/null || fail "the load generator died; see $OUT/logs/loadgen.log"
+	case $k in
+	kill) fault_kill ;;
+	pause) fault_pause ;;
+	rabbitmq) server_restart rabbitmq "${DONE[rabbitmq]}" ;;
+	mariadb) server_restart mariadb "${DONE[mariadb]}" ;;
+	alarm) fault_alarm ;;
+	esac
+	DONE[$k]=$((DONE[$k] + 1))
+	echo "$((SECONDS - T0)) $k" >>"$OUT/faults.log"
+	total=0; for v in "${DONE[@]}"; do total=$((total + v)); done
+	if (( total % 10 == 0 )); then
+		log "$total faults injected; $(wc -l <"$OUT/sent.tsv" 2>/dev/null || echo 0) requests confirmed so far"
+	fi
+done
+wait_pauses() { sleep $((HEARTBEAT * 7 / 2 + 1)); }
+wait_pauses
+log "all $(( ${#KINDS[@]} )) faults injected; letting the load generator reach $MESSAGES"
+kill -TERM "$LG_PID"
+wait "$LG_PID" || fail "load generator exit status $?"
+LG_PID=
+log "load generator done: $(cat "$OUT/loadgen.count") requests confirmed"
+
+# ---- quiescence: every request consumed, every event sent ----------------------
+queue_backlog() {
+	rmqctl list_queues name messages 2>/dev/null | awk '$1 ~ /^gridbroker\.(task|job|pilot)/ { s += $2 } END { print s + 0 }'
+}
+stable=0
+for _ in $(seq 600); do
+	b=$(queue_backlog)
+	u=$(sql -e "select count(*) from outbox where sent_at is null" 2>/dev/null || echo x)
+	if [ "$b" = 0 ] && [ "$u" = 0 ]; then
+		stable=$((stable + 1))
+		(( stable >= 5 )) && break
+	else
+		stable=0
+	fi
+	sleep 1
+done
+(( stable >= 5 )) || fail "did not quiesce in 600 s: $b requests queued, $u events unsent"
+log "quiescent: request queues empty, outbox sent"
+
+touch "$STOPFILE"
+for f in "$OUT"/worker-*.pid; do kill -TERM "$(cat "$f")" 2>/dev/null || true; done
+for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+PIDS=()
+
+"$FBIN/gb_faultq" drain -c "$CONF" --queue faults.events --kind events --out "$OUT/events.tsv" >/dev/null || fail "drain events"
+"$FBIN/gb_faultq" drain -c "$CONF" --queue faults.replies --kind replies --out "$OUT/replies.tsv" >/dev/null || fail "drain replies"
+"$FBIN/gb_faultq" drain -c "$CONF" --queue gridbroker.dead --kind dead --out "$OUT/dead.tsv" >/dev/null || fail "drain dead letters"
+
+FAULTS_DONE="kill=${DONE[kill]} rabbitmq=${DONE[rabbitmq]} mariadb=${DONE[mariadb]} pause=${DONE[pause]} alarm=${DONE[alarm]}"
+export OUT DB_NAME SERVICES GB_RUN_DIR GB_DB_PORT GB_AMQP_PORT GB_RABBITMQ_NODENAME FAULTS_DONE MESSAGES PER_KIND
+bash "$GB_SRC/tests/faults/check.sh"
