@@ -196,13 +196,27 @@ void amq_guard_arm(struct amq_guard *g, int fd, int seconds);
 int amq_guard_disarm(struct amq_guard *g);
 
 /*
-** Open a TCP connection to cfg's broker (connect bounded by 5 s), set the
-** handshake (5 s) and RPC (10 s) timeouts and log in with `heartbeat`, frame_max
+** Open a connection to cfg's broker: TCP, or TLS when amqp.tls is 1 (TLS
+** 1.2 or later; with amqp.tls_verify the certificate must chain to
+** amqp.tls_ca_file and name the host, a DNS name or an IP address; the
+** client certificate when one is configured). Connect and TLS handshake
+** are bounded by 5 s, then the AMQP handshake (5 s) and RPC (10 s)
+** timeouts are set and it logs in with `heartbeat`, frame_max
 ** AMQ_FRAME_MAX and client properties naming `connection_name` and
 ** advertising the connection.blocked, consumer_cancel_notify,
-** publisher_confirms and basic.nack capabilities. On success *out owns
-** the connection (amqp_destroy_connection); on failure returns GB_EAMQP
-** with the reason in err.
+** publisher_confirms and basic.nack capabilities.
+**
+** amqp.host may list several nodes (hostlist.h): the entries are tried in
+** hostlist.h's order within this one call, starting with the entry that
+** last worked in this process (kept here, shared by all callers; the first
+** entry initially). With more than one entry the node used is logged
+** (info), and a failover (warning) with what failed before it.
+**
+** On success *out owns the connection (amqp_destroy_connection) and err is
+** "". On failure returns GB_EAMQP (GB_ENOMEM, or GB_ECONFIG for a host list
+** that does not parse) with the reason of every entry tried in err, each
+** naming its host:port ("TLS handshake with 127.0.0.1:5671 failed:
+** certificate verify failed (...)"; "connect to mq2:5672: ...").
 */
 int amq_connect(const struct gb_config *cfg, int heartbeat,
 		const char *connection_name, amqp_connection_state_t *out,

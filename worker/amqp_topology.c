@@ -8,7 +8,9 @@
 ** texts) neither logs nor touches a connection, so tests/unit/test_amqp.c
 ** checks it without a broker. The connection half reports problems into a
 ** caller's buffer rather than the log: the worker logs them, the CLI prints
-** them.
+** them. One exception: amq_connect logs the node of a multi-node
+** [amqp] host list it connected to, and a failover (a warning), because
+** its callers only know the list.
 */
 #include "amqp_internal.h"
 
@@ -18,9 +20,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 
+#include <amqp_ssl_socket.h>
+/* The OpenSSL that librabbitmq's TLS socket runs on: for the few things
+** rabbitmq-c 0.11 does not wrap (the reason of a failed handshake, an IP
+** address as the expected peer). */
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
 #include "gb_error.h"
+#include "hostlist.h"
+#include "log.h"
 
 const char *const amq_request_types[] = {"task.broker", "job.broker",
 					 "job.submit", "pilot.match",
@@ -545,9 +560,141 @@ static amqp_table_entry_t str_entry(const char *key, const char *val)
 #define GB_VERSION "unknown"
 #endif
 
-int amq_connect(const struct gb_config *cfg, int heartbeat,
-		const char *connection_name, amqp_connection_state_t *out,
-		char *err, size_t errlen)
+/*
+** The entry of [amqp] host that last worked, shared by every connection of
+** the process (the worker's, the CLI's, a test driver's). It lives here
+** rather than in the caller because amq_connect's callers include code
+** outside this module that only ever passes a config; and one value per
+** process is what the rule wants anyway: every connection of a worker
+** sticks to the same node until that node fails. hl_try() reduces it
+** modulo the list length, so a process that sees a shorter list (another
+** config) can never index past its end.
+*/
+static atomic_size_t amq_host_cur;
+
+/*
+** OpenSSL's reason for the last TLS failure on this thread ("wrong version
+** number", "no such file"), or NULL. rabbitmq-c 0.11 only says "SSL
+** connection failed", but the reason stays on OpenSSL's (thread-local)
+** error queue.
+*/
+static const char *tls_reason(void)
+{
+	unsigned long e = ERR_peek_last_error();
+	return e ? ERR_reason_error_string(e) : NULL;
+}
+
+/* Forget older failures, so tls_reason() reports the next one only. */
+static void tls_clear(void)
+{
+	ERR_clear_error();
+}
+
+/* Is `host` an IPv4 or IPv6 address (not a name)? */
+static int is_ip_literal(const struct hl_entry *e)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+	return e->ipv6 || inet_pton(AF_INET, e->host, buf) == 1 ||
+	       inet_pton(AF_INET6, e->host, buf) == 1;
+}
+
+/*
+** With verification on, make the TLS socket check that the certificate is
+** the one of entry `e`. rabbitmq-c 0.11 matches the host against the DNS
+** names of the certificate only (and its common name), so an address such
+** as 127.0.0.1 never matches, not even an IP subjectAltName of 127.0.0.1.
+** For an address, its own check is turned off and OpenSSL is told the
+** address instead: the chain verification then also requires an IP
+** subjectAltName equal to it (RFC 6125), and a mismatch fails like a bad
+** chain. Names keep rabbitmq-c's check.
+*/
+static int tls_expect_host(const struct gb_config *cfg, amqp_socket_t *sock,
+			   const struct hl_entry *e, char *err, size_t errlen)
+{
+	if (!cfg->amqp_tls || !cfg->amqp_tls_verify || !is_ip_literal(e))
+		return GB_OK;
+	SSL_CTX *ctx = amqp_ssl_socket_get_context(sock);
+	X509_VERIFY_PARAM *param = ctx ? SSL_CTX_get0_param(ctx) : NULL;
+	if (param == NULL || X509_VERIFY_PARAM_set1_ip_asc(param, e->host) != 1) {
+		snprintf(err, errlen,
+			 "cannot check the broker's certificate for the address "
+			 "%s; name the broker by a DNS name of its certificate",
+			 e->host);
+		return GB_EAMQP;
+	}
+	amqp_ssl_socket_set_verify_hostname(sock, 0);
+	return GB_OK;
+}
+
+static int is_tls_status(int st)
+{
+	return st <= AMQP_STATUS_SSL_ERROR && st > _AMQP_STATUS_SSL_NEXT_VALUE;
+}
+
+/* The socket for one connection: plain TCP, or TLS set up from cfg. */
+static int make_socket(const struct gb_config *cfg,
+		       amqp_connection_state_t conn, amqp_socket_t **out,
+		       char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!cfg->amqp_tls) {
+		*out = amqp_tcp_socket_new(conn);
+		if (*out == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return GB_ENOMEM;
+		}
+		return GB_OK;
+	}
+	tls_clear();
+	amqp_socket_t *sock = amqp_ssl_socket_new(conn);
+	if (sock == NULL) {
+		const char *r = tls_reason();
+		snprintf(err, errlen, "cannot set up TLS: %s",
+			 r ? r : "out of memory");
+		return GB_EAMQP;
+	}
+	/* Both checks or neither: a verified chain that may name any host
+	** would accept every certificate the CA ever signed. */
+	amqp_ssl_socket_set_verify_peer(sock, cfg->amqp_tls_verify != 0);
+	amqp_ssl_socket_set_verify_hostname(sock, cfg->amqp_tls_verify != 0);
+	/* TLS 1.0 and 1.1 are deprecated (RFC 8996). */
+	if (amqp_ssl_socket_set_ssl_versions(sock, AMQP_TLSv1_2,
+					     AMQP_TLSvLATEST) != AMQP_STATUS_OK) {
+		snprintf(err, errlen, "cannot require TLS 1.2 or later");
+		return GB_EAMQP;
+	}
+	if (cfg->amqp_tls_ca_file[0] &&
+	    amqp_ssl_socket_set_cacert(sock, cfg->amqp_tls_ca_file) !=
+		    AMQP_STATUS_OK) {
+		const char *r = tls_reason();
+		snprintf(err, errlen, "TLS CA file %.200s: cannot load it: %s",
+			 cfg->amqp_tls_ca_file, r ? r : "not a PEM file?");
+		return GB_EAMQP;
+	}
+	/* cfg_load resolved a cred:NAME key; a hand-made config names the
+	** file itself. */
+	const char *key = cfg->amqp_tls_key[0] ? cfg->amqp_tls_key
+					       : cfg->amqp_tls_key_file;
+	if (cfg->amqp_tls_cert_file[0] &&
+	    amqp_ssl_socket_set_key(sock, cfg->amqp_tls_cert_file, key) !=
+		    AMQP_STATUS_OK) {
+		const char *r = tls_reason();
+		snprintf(err, errlen,
+			 "TLS client certificate %.200s with key %.200s: cannot "
+			 "load them: %s",
+			 cfg->amqp_tls_cert_file, key,
+			 r ? r : "not PEM files, or the key does not match");
+		return GB_EAMQP;
+	}
+	*out = sock;
+	return GB_OK;
+}
+
+/* One connection to entry `e` (`at` is its "host:port"); see amq_connect. */
+static int connect_entry(const struct gb_config *cfg, int heartbeat,
+			 const char *connection_name, const struct hl_entry *e,
+			 const char *at, amqp_connection_state_t *out,
+			 char *err, size_t errlen)
 {
 	*out = NULL;
 	amqp_connection_state_t conn = amqp_new_connection();
@@ -555,18 +702,48 @@ int amq_connect(const struct gb_config *cfg, int heartbeat,
 		snprintf(err, errlen, "out of memory");
 		return GB_ENOMEM;
 	}
-	amqp_socket_t *sock = amqp_tcp_socket_new(conn);
-	if (sock == NULL) {
+	amqp_socket_t *sock = NULL;
+	int rc = make_socket(cfg, conn, &sock, err, errlen);
+	if (rc != GB_OK) {
 		amqp_destroy_connection(conn);
-		snprintf(err, errlen, "out of memory");
-		return GB_ENOMEM;
+		return rc;
+	}
+	rc = tls_expect_host(cfg, sock, e, err, errlen);
+	if (rc != GB_OK) {
+		amqp_destroy_connection(conn);
+		return rc;
 	}
 	struct timeval connect_tv = {5, 0};
-	int st = amqp_socket_open_noblock(sock, cfg->amqp_host, cfg->amqp_port,
-					  &connect_tv);
+	int st = amqp_socket_open_noblock(sock, e->host, e->port, &connect_tv);
+	if (st == AMQP_STATUS_SSL_PEER_VERIFY_FAILED) {
+		/* rabbitmq-c checks the chain after the handshake and keeps
+		** OpenSSL's verdict to itself; say what was checked. */
+		if (is_ip_literal(e))
+			snprintf(err, errlen,
+				 "TLS handshake with %s failed: certificate "
+				 "verify failed (not signed by a CA of %.200s, "
+				 "expired, or not issued for IP address %s)",
+				 at, cfg->amqp_tls_ca_file, e->host);
+		else
+			snprintf(err, errlen,
+				 "TLS handshake with %s failed: certificate "
+				 "verify failed (not signed by a CA of %.200s, "
+				 "or expired)",
+				 at, cfg->amqp_tls_ca_file);
+	} else if (st == AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED) {
+		snprintf(err, errlen,
+			 "TLS handshake with %s failed: certificate verify "
+			 "failed (the certificate does not name %s)",
+			 at, e->host);
+	} else if (is_tls_status(st)) {
+		const char *r = tls_reason();
+		snprintf(err, errlen, "TLS handshake with %s failed: %s", at,
+			 r ? r : amqp_error_string2(st));
+	} else if (st != AMQP_STATUS_OK) {
+		snprintf(err, errlen, "connect to %s: %s", at,
+			 amqp_error_string2(st));
+	}
 	if (st != AMQP_STATUS_OK) {
-		snprintf(err, errlen, "connect to %s:%d: %s", cfg->amqp_host,
-			 cfg->amqp_port, amqp_error_string2(st));
 		amqp_destroy_connection(conn);
 		return GB_EAMQP;
 	}
@@ -606,14 +783,70 @@ int amq_connect(const struct gb_config *cfg, int heartbeat,
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 		char why[300];
 		amq_reply_text(r, why, sizeof(why));
-		snprintf(err, errlen, "log in to %s:%d vhost %s as %s: %s",
-			 cfg->amqp_host, cfg->amqp_port, cfg->amqp_vhost,
-			 cfg->amqp_user, why);
+		snprintf(err, errlen, "log in to %s vhost %.100s as %.100s: %s", at,
+			 cfg->amqp_vhost, cfg->amqp_user, why);
 		amqp_destroy_connection(conn);
 		return GB_EAMQP;
 	}
 	*out = conn;
 	return GB_OK;
+}
+
+int amq_connect(const struct gb_config *cfg, int heartbeat,
+		const char *connection_name, amqp_connection_state_t *out,
+		char *err, size_t errlen)
+{
+	*out = NULL;
+	if (errlen)
+		err[0] = '\0';
+	struct hl_list hosts;
+	char why[512];
+	/* cfg_load checked the list; a config built by hand may not be. */
+	if (hl_parse(cfg->amqp_host, cfg->amqp_port, &hosts, why,
+		     sizeof(why)) != GB_OK) {
+		snprintf(err, errlen, "amqp.host: %s", why);
+		return GB_ECONFIG;
+	}
+	size_t cur = atomic_load(&amq_host_cur);
+	size_t used = 0;
+	for (size_t k = 0; k < hosts.n; k++) {
+		size_t i = hl_try(hosts.n, cur, k);
+		char at[HL_TEXT_MAX], one[1024];
+		hl_format(&hosts.e[i], at, sizeof(at));
+		int rc = connect_entry(cfg, heartbeat, connection_name,
+				       &hosts.e[i], at, out, one, sizeof(one));
+		if (rc == GB_OK) {
+			atomic_store(&amq_host_cur, i);
+			/* The caller's own log line names the configured
+			** list; this one names the node, and what failed on
+			** the way to it. */
+			if (k > 0)
+				log_warn("AMQP: connected to %s (entry %zu of "
+					 "%zu) after: %s",
+					 at, i + 1, hosts.n, err);
+			else if (hosts.n > 1)
+				log_info("AMQP: connected to %s (entry %zu of "
+					 "%zu)",
+					 at, i + 1, hosts.n);
+			if (errlen)
+				err[0] = '\0';
+			return GB_OK;
+		}
+		if (rc == GB_ENOMEM) {
+			snprintf(err, errlen, "%s", one);
+			return rc;
+		}
+		/* Every entry's reason, in the order tried. */
+		if (used + 1 < errlen) {
+			int n = snprintf(err + used, errlen - used, "%s%s",
+					 used ? "; " : "", one);
+			if (n > 0)
+				used += (size_t)n < errlen - used
+						? (size_t)n
+						: errlen - used - 1;
+		}
+	}
+	return GB_EAMQP;
 }
 
 int amq_rpc_check(amqp_connection_state_t conn, amqp_channel_t ch,

@@ -37,6 +37,7 @@
 #include <ini.h>
 
 #include "gb_error.h"
+#include "hostlist.h"
 
 #define FIELD_SIZE(f) sizeof(((struct gb_config *)0)->f)
 
@@ -81,6 +82,21 @@ const struct cfg_key cfg_keys[] = {
 	      "it"),
 	K_INT("amqp", "reconnect_max", amqp_reconnect_max, 1, 3600, "30", 0,
 	      "ceiling of the broker and database reconnect backoff, seconds"),
+	K_INT("amqp", "tls", amqp_tls, 0, 1, "0", 0,
+	      "1: connect to RabbitMQ over TLS (AMQPS; port keeps its value, "
+	      "AMQPS is usually 5671)"),
+	K_PATH("amqp", "tls_ca_file", amqp_tls_ca_file, "", 0,
+	       "PEM file of the CA certificates the broker's certificate must "
+	       "chain to; needed when tls_verify is 1"),
+	K_PATH("amqp", "tls_cert_file", amqp_tls_cert_file, "", 0,
+	       "PEM client certificate shown to the broker; needs "
+	       "tls_key_file"),
+	K_PATH("amqp", "tls_key_file", amqp_tls_key_file, "", 0,
+	       "PEM private key of tls_cert_file (unencrypted), or cred:NAME "
+	       "for a systemd credential"),
+	K_INT("amqp", "tls_verify", amqp_tls_verify, 0, 1, "1", 0,
+	      "1: verify the broker's certificate and that it names the host "
+	      "connected to; 0: encrypt only"),
 
 	K_STR("database", "host", db_host, "127.0.0.1", 0,
 	      "MariaDB host name or address"),
@@ -95,6 +111,20 @@ const struct cfg_key cfg_keys[] = {
 	K_PATH("database", "password_file", db_password_file, "", 0,
 	       "file holding the database password, or cred:NAME for a "
 	       "systemd credential; empty means no password"),
+	K_INT("database", "tls", db_tls, 0, 1, "0", 0,
+	      "1: connect to MariaDB over TLS and refuse a server without it"),
+	K_PATH("database", "tls_ca_file", db_tls_ca_file, "", 0,
+	       "PEM file of the CA certificates the server's certificate must "
+	       "chain to; needed when tls_verify is 1"),
+	K_PATH("database", "tls_cert_file", db_tls_cert_file, "", 0,
+	       "PEM client certificate shown to the server; needs "
+	       "tls_key_file"),
+	K_PATH("database", "tls_key_file", db_tls_key_file, "", 0,
+	       "PEM private key of tls_cert_file (unencrypted), or cred:NAME "
+	       "for a systemd credential"),
+	K_INT("database", "tls_verify", db_tls_verify, 0, 1, "1", 0,
+	      "1: verify the server's certificate and that it names the host "
+	      "connected to; 0: encrypt only"),
 
 	K_STR("worker", "id", worker_id, "", 0,
 	      "worker identity in events and leases; empty means hostname:pid"),
@@ -466,19 +496,12 @@ static const struct cfg_key *key_by_field(size_t offset)
 }
 
 /*
-** Read the secret named by `spec` into out[outlen]. "" gives "", "cred:NAME"
-** reads $CREDENTIALS_DIRECTORY/NAME, anything else is a file path. Returns
-** GB_OK or GB_ECONFIG with the reason in `why`. The file must be a regular
-** file of at most 255 bytes that other users cannot access; one trailing
-** newline is dropped because editors and `echo` add it.
+** The file `spec` names: "cred:NAME" is $CREDENTIALS_DIRECTORY/NAME, any
+** other value the path itself. GB_OK, or GB_ECONFIG with the reason in why.
 */
-static int read_secret(const char *spec, char *out, size_t outlen, char *why,
-		       size_t whylen)
+static int spec_path(const char *spec, char *path, size_t pathlen, char *why,
+		     size_t whylen)
 {
-	char path[PATH_MAX];
-	memset(out, 0, outlen);
-	if (spec[0] == '\0')
-		return GB_OK;
 	if (strncmp(spec, "cred:", 5) == 0) {
 		const char *name = spec + 5;
 		const char *dir = getenv("CREDENTIALS_DIRECTORY");
@@ -496,26 +519,35 @@ static int read_secret(const char *spec, char *out, size_t outlen, char *why,
 				 spec);
 			return GB_ECONFIG;
 		}
-		int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
-		if (n < 0 || (size_t)n >= sizeof(path)) {
+		int n = snprintf(path, pathlen, "%s/%s", dir, name);
+		if (n < 0 || (size_t)n >= pathlen) {
 			snprintf(why, whylen, "credential path too long");
 			return GB_ECONFIG;
 		}
 	} else {
-		snprintf(path, sizeof(path), "%s", spec);
+		snprintf(path, pathlen, "%s", spec);
 	}
+	return GB_OK;
+}
 
+/*
+** Open the private file `path` (a password or a private key): a regular
+** file that other users cannot access. Returns the descriptor, or -1 with
+** the reason in why.
+*/
+static int open_private(const char *path, char *why, size_t whylen)
+{
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		snprintf(why, whylen, "cannot open %.200s: %s", path,
 			 strerror(errno));
-		return GB_ECONFIG;
+		return -1;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		snprintf(why, whylen, "%.200s is not a regular file", path);
 		close(fd);
-		return GB_ECONFIG;
+		return -1;
 	}
 	if (st.st_mode & 007) {
 		snprintf(why, whylen,
@@ -523,8 +555,30 @@ static int read_secret(const char *spec, char *out, size_t outlen, char *why,
 			 "run chmod o-rwx on it",
 			 path, (unsigned)(st.st_mode & 07777));
 		close(fd);
-		return GB_ECONFIG;
+		return -1;
 	}
+	return fd;
+}
+
+/*
+** Read the secret named by `spec` into out[outlen]. "" gives "", "cred:NAME"
+** reads $CREDENTIALS_DIRECTORY/NAME, anything else is a file path. Returns
+** GB_OK or GB_ECONFIG with the reason in `why`. The file must be a regular
+** file of at most 255 bytes that other users cannot access; one trailing
+** newline is dropped because editors and `echo` add it.
+*/
+static int read_secret(const char *spec, char *out, size_t outlen, char *why,
+		       size_t whylen)
+{
+	char path[PATH_MAX];
+	memset(out, 0, outlen);
+	if (spec[0] == '\0')
+		return GB_OK;
+	if (spec_path(spec, path, sizeof(path), why, whylen) != GB_OK)
+		return GB_ECONFIG;
+	int fd = open_private(path, why, whylen);
+	if (fd < 0)
+		return GB_ECONFIG;
 	/* Read one byte past the limit to tell "exactly 255" from "more". */
 	char buf[CFG_STR + 1];
 	size_t got = 0;
@@ -567,6 +621,112 @@ static int read_secret(const char *spec, char *out, size_t outlen, char *why,
 	return rc;
 }
 
+/* The line key `k` was set on, 0 when it kept its default. */
+static int key_line(const struct cfg_parse *p, const struct cfg_key *k)
+{
+	return p->lines[k - cfg_keys];
+}
+
+/* A host list must parse; the section's port is its entries' default. */
+static void check_hosts(struct cfg_parse *p, size_t host, size_t port)
+{
+	const struct cfg_key *k = key_by_field(host);
+	struct hl_list l;
+	char why[512];
+	int def = *key_int(key_by_field(port), p->c);
+	if (hl_parse(key_str(k, p->c), def, &l, why, sizeof(why)) != GB_OK)
+		key_error(p, k, key_line(p, k), why);
+}
+
+/* Where one section's TLS keys live in struct gb_config. */
+struct tls_fields {
+	size_t tls, ca, cert, key, verify;
+	size_t resolved, resolved_len; /* the key's path, cred: resolved */
+};
+
+/*
+** A section's TLS keys, together: a certificate and its key come as a
+** pair; with tls on, verification needs a CA file, every file named must
+** be readable now (a typo found at --check-config, not at the first
+** reconnect at night), and the private key must be private, as the
+** password files are.
+*/
+static void check_tls(struct cfg_parse *p, const struct tls_fields *f)
+{
+	struct gb_config *c = p->c;
+	const struct cfg_key *ktls = key_by_field(f->tls);
+	const struct cfg_key *kca = key_by_field(f->ca);
+	const struct cfg_key *kcert = key_by_field(f->cert);
+	const struct cfg_key *kkey = key_by_field(f->key);
+	const struct cfg_key *kver = key_by_field(f->verify);
+	const char *sec = ktls->section;
+	const char *ca = key_str(kca, c), *cert = key_str(kcert, c),
+		   *key = key_str(kkey, c);
+	char *resolved = (char *)c + f->resolved;
+	char why[600];
+	memset(resolved, 0, f->resolved_len);
+
+	if (cert[0] && !key[0]) {
+		snprintf(why, sizeof(why),
+			 "set without %s.tls_key_file (a client certificate "
+			 "needs its private key)",
+			 sec);
+		key_error(p, kcert, key_line(p, kcert), why);
+	}
+	if (key[0] && !cert[0]) {
+		snprintf(why, sizeof(why),
+			 "set without %s.tls_cert_file (a private key needs its "
+			 "certificate)",
+			 sec);
+		key_error(p, kkey, key_line(p, kkey), why);
+	}
+	if (!*key_int(ktls, c))
+		return;
+	if (*key_int(kver, c) && !ca[0]) {
+		snprintf(why, sizeof(why),
+			 "needed when %s.tls = 1 and %s.tls_verify = 1 (the CA "
+			 "that signed the server's certificate)",
+			 sec, sec);
+		key_error(p, kca,
+			  key_line(p, ktls) ? key_line(p, ktls)
+					    : key_line(p, kver),
+			  why);
+	}
+	const struct cfg_key *pub[] = { kca, kcert };
+	for (size_t i = 0; i < 2; i++) {
+		const char *path = key_str(pub[i], c);
+		if (!path[0])
+			continue;
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		struct stat st;
+		if (fd < 0)
+			snprintf(why, sizeof(why), "cannot open %.200s: %s",
+				 path, strerror(errno));
+		else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+			snprintf(why, sizeof(why), "%.200s is not a regular file",
+				 path);
+		else
+			why[0] = '\0';
+		if (fd >= 0)
+			close(fd);
+		if (why[0])
+			key_error(p, pub[i], key_line(p, pub[i]), why);
+	}
+	if (key[0]) {
+		char path[PATH_MAX];
+		int fd = -1;
+		if (spec_path(key, path, sizeof(path), why, sizeof(why)) ==
+		    GB_OK)
+			fd = open_private(path, why, sizeof(why));
+		if (fd < 0) {
+			key_error(p, kkey, key_line(p, kkey), why);
+		} else {
+			close(fd);
+			snprintf(resolved, f->resolved_len, "%s", path);
+		}
+	}
+}
+
 /* Checks that involve more than one key, run once the file is parsed. */
 static void cross_checks(struct cfg_parse *p)
 {
@@ -603,6 +763,23 @@ static void cross_checks(struct cfg_parse *p)
 				why, sizeof(why)) != GB_OK)
 			key_error(p, k, p->lines[k - cfg_keys], why);
 	}
+
+	check_hosts(p, offsetof(struct gb_config, amqp_host),
+		    offsetof(struct gb_config, amqp_port));
+	check_hosts(p, offsetof(struct gb_config, db_host),
+		    offsetof(struct gb_config, db_port));
+#define TLS_FIELDS(pre)                                                   \
+	{ offsetof(struct gb_config, pre##_tls),                          \
+	  offsetof(struct gb_config, pre##_tls_ca_file),                  \
+	  offsetof(struct gb_config, pre##_tls_cert_file),                \
+	  offsetof(struct gb_config, pre##_tls_key_file),                 \
+	  offsetof(struct gb_config, pre##_tls_verify),                   \
+	  offsetof(struct gb_config, pre##_tls_key), FIELD_SIZE(pre##_tls_key) }
+	static const struct tls_fields tls[] = { TLS_FIELDS(amqp),
+						 TLS_FIELDS(db) };
+#undef TLS_FIELDS
+	for (size_t i = 0; i < sizeof(tls) / sizeof(tls[0]); i++)
+		check_tls(p, &tls[i]);
 }
 
 /* cfg_load() with messages already set up; see config.h. */

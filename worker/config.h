@@ -8,14 +8,25 @@
 ** hold them (or systemd credentials: a *_password_file of "cred:NAME" reads
 ** $CREDENTIALS_DIRECTORY/NAME).
 **
+** Both host keys take a server list, "h1,h2:port,[v6]:port" (hostlist.h):
+** loading checks it, the clients fail over along it. The tls_* keys of a
+** section are checked together: a certificate needs its key, and TLS with
+** verification needs a CA file; every file named must be readable, and a
+** private key, like a password file, not accessible to other users (it may
+** also be "cred:NAME", a systemd credential).
+**
 ** Keys (section.name — default):
 **   amqp.host 127.0.0.1, amqp.port 5672, amqp.vhost /, amqp.user guest,
 **   amqp.password_file "", amqp.heartbeat 30 (s), amqp.prefetch 50,
 **   amqp.confirm_window 200, amqp.queue_type quorum (quorum|classic),
-**   amqp.delivery_limit 5, amqp.reconnect_max 30 (s)
+**   amqp.delivery_limit 5, amqp.reconnect_max 30 (s), amqp.tls 0,
+**   amqp.tls_ca_file "", amqp.tls_cert_file "", amqp.tls_key_file "",
+**   amqp.tls_verify 1
 **   database.host 127.0.0.1, database.port 3306, database.socket "",
 **   database.name gridbroker, database.user gridbroker,
-**   database.password_file ""
+**   database.password_file "", database.tls 0, database.tls_ca_file "",
+**   database.tls_cert_file "", database.tls_key_file "",
+**   database.tls_verify 1
 **   worker.id "" (default: hostname:pid), worker.log_level info (reloadable),
 **   worker.pending_scan_interval 10 (s, reloadable),
 **   worker.outbox_scan_interval 5 (s, reloadable), worker.outbox_lease 30 (s),
@@ -46,6 +57,11 @@ struct gb_config {
 	char amqp_queue_type[16]; /* "quorum" or "classic" */
 	int amqp_delivery_limit; /* quorum x-delivery-limit */
 	int amqp_reconnect_max;  /* s, backoff ceiling */
+	int amqp_tls;            /* 1: AMQPS */
+	char amqp_tls_ca_file[PATH_MAX];
+	char amqp_tls_cert_file[PATH_MAX];
+	char amqp_tls_key_file[PATH_MAX]; /* path or cred:NAME */
+	int amqp_tls_verify;     /* 1: check the chain and the host name */
 	/* [database] */
 	char db_host[CFG_STR];
 	int db_port;
@@ -53,6 +69,11 @@ struct gb_config {
 	char db_name[64];
 	char db_user[64];
 	char db_password_file[PATH_MAX];
+	int db_tls;              /* 1: TLS required */
+	char db_tls_ca_file[PATH_MAX];
+	char db_tls_cert_file[PATH_MAX];
+	char db_tls_key_file[PATH_MAX]; /* path or cred:NAME */
+	int db_tls_verify;       /* 1: check the chain and the host name */
 	/* [worker] */
 	char worker_id[128];
 	char log_level[16];
@@ -80,6 +101,10 @@ struct gb_config {
 	/* Not keys: secrets read from the *_password_file paths. */
 	char amqp_password[CFG_STR];
 	char db_password[CFG_STR];
+	/* Not keys: the tls_key_file paths the client libraries open, with a
+	** cred:NAME resolved; "" when the section's tls is 0. */
+	char amqp_tls_key[PATH_MAX];
+	char db_tls_key[PATH_MAX];
 };
 
 enum cfg_type { CFG_T_INT = 0, CFG_T_STRING, CFG_T_PATH, CFG_T_ENUM };

@@ -151,7 +151,16 @@ static int publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 		   const struct amq_delivery *d)
 {
-	return publish_row(w, r, d, NULL);
+	int rc = publish_row(w, r, d, NULL);
+	/* Not published now (broker blocking publishers, confirm window
+	** full, connection gone): the decision is committed and the row
+	** stays leased in the outbox for the relay, so the request is done.
+	** Left unsettled it would sit unacknowledged until the connection
+	** closes, never redelivered and never finished (the fault suite's
+	** memory alarms found this). */
+	if (rc != GB_OK && d)
+		amq_ack(w->amq, d->gen, d->tag);
+	return rc;
 }
 
 int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,

@@ -26,7 +26,7 @@
 ** Publish one outbox row with a confirm; when `d` is non-NULL the delivery
 ** is acked on the confirm (nacked with requeue if the broker refuses).
 ** Returns 0, or an error with the row left leased in the outbox (a relay
-** publishes it when the lease ends).
+** publishes it when the lease ends) and `d` acked at once.
 */
 int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 		   const struct amq_delivery *d);
@@ -145,6 +145,8 @@ struct wk_match_req {
 	long long decision_id;
 };
 
+struct wk_reply_wait;
+
 struct wk_tq {
 	struct tqi_index *idx;
 	struct tqs_state sync;
@@ -164,7 +166,17 @@ struct wk_tq {
 	/* leader */
 	int leader;
 	double lease_next, prio_next, sample_next, cleanup_next;
+	/* Replies the broker could not take yet (publishing blocked by an
+	** alarm, confirm window full), with their deliveries, which are
+	** acked once the reply is out. At most the prefetch: each holds an
+	** unacknowledged delivery. */
+	struct wk_reply_wait *rw;
+	size_t nrw, caprw;
 };
+
+/* Publish the held pilot.match replies that the broker now accepts and
+** ack their requests; drop those of an earlier AMQP connection. */
+void wk_tq_replies_retry(struct wk_worker *w);
 
 /* DIRAC side. pipeline_match.c: pilot.match (batched, see wk_on_idle) and
 ** the state of struct wk_tq; pipeline_tq.c: job.submit, job.status and the

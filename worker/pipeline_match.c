@@ -57,6 +57,22 @@ enum {
 
 /* ---- state ------------------------------------------------------------- */
 
+struct wk_reply_wait {
+	uint64_t gen, tag;     /* the pilot.match delivery to ack */
+	char *reply_to, *corr_id, *msgid;
+	void *body;
+	size_t len;
+};
+
+static void rw_free(struct wk_reply_wait *x)
+{
+	free(x->reply_to);
+	free(x->corr_id);
+	free(x->msgid);
+	free(x->body);
+}
+
+
 int wk_tq_init(struct wk_worker *w)
 {
 	struct wk_tq *t = calloc(1, sizeof(*t));
@@ -86,6 +102,9 @@ void wk_tq_free(struct wk_worker *w)
 	    st_tq_lease_release(w->db, w->id) == GB_OK)
 		log_info("gave up the DIRAC leader lease");
 	tqi_free(t->idx);
+	for (size_t i = 0; i < t->nrw; i++)
+		rw_free(&t->rw[i]);
+	free(t->rw);
 	free(t->req);
 	free(t->weights);
 	arena_free(&t->batch_arena);
@@ -230,6 +249,7 @@ void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
 void wk_on_idle(void *ud)
 {
 	struct wk_worker *w = ud;
+	wk_tq_replies_retry(w);
 	if (w->tq && w->tq->nreq)
 		flush(w);
 }
@@ -259,29 +279,114 @@ static void fill_match(const struct wk_match_req *r, struct cdt_match *m)
 	memcpy(m->rejected, r->res.rejected, sizeof(m->rejected));
 }
 
-/* Publish one reply; 0, or an error when the pilot will not get it now
-** (the caller then lets the request be redelivered). */
-static int send_reply(struct wk_worker *w, const char *reply_to,
-		      const char *corr_id, const struct cdt_match *m)
+static int publish_reply(struct wk_worker *w, const char *reply_to,
+			 const char *corr_id, const char *msgid,
+			 const void *body, size_t len)
+{
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = "pilot.match.reply",
+		.content_type = "application/msgpack",
+		.correlation_id = corr_id,
+	};
+	return amq_publish(w->amq, "", reply_to, &props, body, len, NULL);
+}
+
+static char *sdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Keep a reply the broker cannot take now; 0, or GB_ENOMEM. */
+static int hold_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
+		      const char *reply_to, const char *corr_id,
+		      const char *msgid, const msgpack_sbuffer *sb)
+{
+	struct wk_tq *t = w->tq;
+	if (t->nrw == t->caprw) {
+		size_t cap = t->caprw ? t->caprw * 2 : 16;
+		struct wk_reply_wait *n = realloc(t->rw, cap * sizeof(*n));
+		if (n == NULL)
+			return GB_ENOMEM;
+		t->rw = n;
+		t->caprw = cap;
+	}
+	struct wk_reply_wait *x = &t->rw[t->nrw];
+	memset(x, 0, sizeof(*x));
+	x->gen = gen;
+	x->tag = tag;
+	x->reply_to = sdup(reply_to);
+	x->corr_id = sdup(corr_id);
+	x->msgid = sdup(msgid);
+	x->body = malloc(sb->size ? sb->size : 1);
+	x->len = sb->size;
+	if (x->reply_to == NULL || x->msgid == NULL || x->body == NULL ||
+	    (corr_id && x->corr_id == NULL)) {
+		rw_free(x);
+		return GB_ENOMEM;
+	}
+	memcpy(x->body, sb->data, sb->size);
+	t->nrw++;
+	return GB_OK;
+}
+
+void wk_tq_replies_retry(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	if (t == NULL || t->nrw == 0 || w->amq == NULL)
+		return;
+	uint64_t gen = amq_generation(w->amq);
+	size_t keep = 0;
+	for (size_t i = 0; i < t->nrw; i++) {
+		struct wk_reply_wait *x = &t->rw[i];
+		int rc = GB_EAMQPGONE;
+		if (x->gen == gen)
+			rc = publish_reply(w, x->reply_to, x->corr_id,
+					   x->msgid, x->body, x->len);
+		if (rc == GB_ETIMEOUT) {
+			t->rw[keep++] = *x; /* still blocked: later */
+			continue;
+		}
+		if (rc == GB_OK)
+			amq_ack(w->amq, x->gen, x->tag);
+		/* Otherwise the connection is gone and the broker requeued
+		** the request; its redelivery answers again. */
+		rw_free(x);
+	}
+	t->nrw = keep;
+}
+
+/*
+** Answer one pilot. Returns 1 when its request can be acked with the
+** batch (reply published, or none wanted), 0 when the reply is held for
+** later (wk_tq_replies_retry acks the request then), or a negative error
+** when the request must be handed back.
+**
+** Why hold rather than hand back: the broker refuses publishes for a
+** while under an alarm, and a request nacked then is redelivered at once,
+** answered again, refused again — a loop that a quorum queue counts
+** against the delivery limit until it dead-letters a valid request.
+*/
+static int send_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
+		      const char *reply_to, const char *corr_id,
+		      const struct cdt_match *m)
 {
 	if (reply_to == NULL || reply_to[0] == '\0')
-		return GB_OK; /* a fire-and-forget request: events only */
+		return 1; /* a fire-and-forget request: events only */
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	int rc = cdt_encode_reply(m, &sb);
-	if (rc == GB_OK) {
-		char msgid[64];
-		snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-reply",
-			 m->decision_id);
-		struct amq_props props = {
-			.message_id = msgid,
-			.type = "pilot.match.reply",
-			.content_type = "application/msgpack",
-			.correlation_id = corr_id,
-		};
-		rc = amq_publish(w->amq, "", reply_to, &props, sb.data,
-				 sb.size, NULL);
-	}
+	char msgid[64];
+	snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-reply", m->decision_id);
+	if (rc == GB_OK)
+		rc = publish_reply(w, reply_to, corr_id, msgid, sb.data,
+				   sb.size);
+	int out = rc == GB_OK ? 1 : rc;
+	if (rc == GB_ETIMEOUT)
+		out = hold_reply(w, gen, tag, reply_to, corr_id, msgid,
+				 &sb) == GB_OK
+			      ? 0
+			      : GB_ENOMEM;
 	msgpack_sbuffer_destroy(&sb);
 	if (rc == GB_EINVAL) {
 		/* A decision our own encoder refuses is a bug; requeueing it
@@ -289,9 +394,9 @@ static int send_reply(struct wk_worker *w, const char *reply_to,
 		log_error("pilot.match reply for decision %lld does not "
 			  "encode; the pilot gets no reply",
 			  m->decision_id);
-		return GB_OK;
+		return 1;
 	}
-	return rc;
+	return out;
 }
 
 /* A redelivered request already decided: answer it the same way again. */
@@ -301,9 +406,10 @@ static void answer_again(struct wk_worker *w, struct wk_match_req *r,
 	w->n_dup++;
 	log_info("pilot.match %s already decided (decision %lld); answering "
 		 "again", r->msgid, m->decision_id);
-	if (send_reply(w, r->reply_to, r->corr_id, m) == GB_OK)
+	int sent = send_reply(w, r->gen, r->tag, r->reply_to, r->corr_id, m);
+	if (sent == 1)
 		amq_ack(w->amq, r->gen, r->tag);
-	else
+	else if (sent < 0)
 		amq_nack(w->amq, r->gen, r->tag, 1);
 	r->state = WK_MR_DONE;
 }
@@ -604,7 +710,11 @@ static void answer_batch(struct wk_worker *w, struct st_outbox_row ev[2],
 				  r->reason ? r->reason : "", r->decision_id,
 				  r->msgid);
 		}
-		if (send_reply(w, r->reply_to, r->corr_id, &m) != GB_OK) {
+		int sent = send_reply(w, r->gen, r->tag, r->reply_to,
+				      r->corr_id, &m);
+		if (sent == 0)
+			continue; /* held: acked once the reply is out */
+		if (sent < 0) {
 			/* Decided but not told: the redelivery answers. */
 			amq_nack(w->amq, r->gen, r->tag, 1);
 			continue;

@@ -239,6 +239,7 @@ static void leader_work(struct wk_worker *w, double mono, long long now)
 
 void wk_tq_tick(struct wk_worker *w)
 {
+	wk_tq_replies_retry(w);
 	struct wk_tq *t = w->tq;
 	if (t == NULL || w->db == NULL || w->db_down)
 		return;

@@ -68,6 +68,9 @@ int st_map_errno(unsigned err)
 	case CR_STMT_CLOSED: /* the statement's connection was torn down */
 	case ER_CONNECTION_KILLED:
 	case ER_SERVER_SHUTDOWN:
+	case ER_UNKNOWN_COM_ERROR: /* 1047: a Galera node that left the
+				      primary component ("WSREP has not yet
+				      prepared node"): reconnect, fail over */
 		return GB_EDBGONE;
 	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
@@ -448,11 +451,54 @@ int st_plain(struct st_db *db, const char *sql, size_t len)
 
 /* ---- connection ---------------------------------------------------------- */
 
-static int st_connect(struct st_db *db)
+/*
+** Is the server a node that may serve queries? A Galera node that is up but
+** outside the primary component (a partition, a node still joining)
+** accepts connections and then refuses nearly every statement with 1047
+** "WSREP has not yet prepared node for application use"; connecting to it
+** would keep a worker on a node that cannot work, so st_connect treats it
+** as down and tries the next entry. A server without Galera (no wsrep_on,
+** or wsrep_on OFF, as a plain Debian MariaDB has it) is ready. Constant
+** statements without parameters, like st_plain's. 1: ready, 0: not
+** (db->msg says so), -1: a query failed.
+*/
+static int st_node_ready(struct st_db *db, const char *at)
 {
-	stmts_close(db);
-	if (db->my)
-		mysql_close(db->my);
+	static const char q_plain[] = "SHOW VARIABLES LIKE 'wsrep_on'";
+	static const char q[] = "SHOW GLOBAL STATUS LIKE 'wsrep_ready'";
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	/* A plain server reports wsrep_ready OFF too: ask wsrep_on first. */
+	if (mysql_real_query(db->my, q_plain, sizeof(q_plain) - 1) != 0 ||
+	    (res = mysql_store_result(db->my)) == NULL)
+		return -1;
+	row = mysql_fetch_row(res);
+	int galera = row != NULL && row[1] != NULL && strcmp(row[1], "ON") == 0;
+	mysql_free_result(res);
+	if (!galera)
+		return 1;
+	if (mysql_real_query(db->my, q, sizeof(q) - 1) != 0 ||
+	    (res = mysql_store_result(db->my)) == NULL)
+		return -1;
+	row = mysql_fetch_row(res);
+	int ready = row != NULL && row[1] != NULL && strcmp(row[1], "ON") == 0;
+	mysql_free_result(res);
+	if (!ready)
+		st_failf(db, GB_EDBGONE,
+			 "connect to %s: Galera node not ready (wsrep_ready is "
+			 "not ON: not in the primary component)",
+			 at);
+	return ready;
+}
+
+/*
+** Connect the fresh handle db->my to `e` (NULL: the Unix socket), `at`
+** naming it for messages, and set the session up. On failure db->my is
+** closed and NULL, db->msg says why.
+*/
+static int st_connect_one(struct st_db *db, const struct hl_entry *e,
+			  const char *at)
+{
 	db->my = mysql_init(NULL);
 	if (db->my == NULL)
 		return st_failf(db, GB_ENOMEM, "mysql_init: out of memory");
@@ -464,27 +510,48 @@ static int st_connect(struct st_db *db)
 	mysql_optionsv(db->my, MYSQL_OPT_WRITE_TIMEOUT, &wt);
 	mysql_optionsv(db->my, MYSQL_OPT_RECONNECT, &no);
 	mysql_optionsv(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (db->tls) {
+		/* ENFORCE: a server (or a man in the middle) that does not
+		** offer TLS is an error, never a silent plain connection.
+		** VERIFY_SERVER_CERT checks the chain against the CA and that
+		** the certificate names the host connected to. */
+		my_bool yes = 1, verify = db->tls_verify ? 1 : 0;
+		if (db->tls_ca[0])
+			mysql_optionsv(db->my, MYSQL_OPT_SSL_CA, db->tls_ca);
+		if (db->tls_cert[0])
+			mysql_optionsv(db->my, MYSQL_OPT_SSL_CERT, db->tls_cert);
+		if (db->tls_key[0])
+			mysql_optionsv(db->my, MYSQL_OPT_SSL_KEY, db->tls_key);
+		mysql_optionsv(db->my, MYSQL_OPT_TLS_VERSION, "TLSv1.2,TLSv1.3");
+		mysql_optionsv(db->my, MYSQL_OPT_SSL_ENFORCE, &yes);
+		mysql_optionsv(db->my, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+	}
 
 	/* Connector/C uses the socket when the host is NULL/"localhost". */
-	const char *sock = db->socket[0] ? db->socket : NULL;
-	const char *host = sock ? NULL : db->host;
-	if (mysql_real_connect(db->my, host, db->user,
+	const char *sock = e ? NULL : db->socket;
+	if (mysql_real_connect(db->my, e ? e->host : NULL, db->user,
 			       db->password[0] ? db->password : NULL, db->name,
-			       (unsigned)db->port, sock,
+			       e ? (unsigned)e->port : 0, sock,
 			       CLIENT_FOUND_ROWS) == NULL) {
 		unsigned err = mysql_errno(db->my);
-		if (sock)
-			st_failf(db, GB_EDB, "connect to socket %s: %s (%u)",
-				 sock, mysql_error(db->my), err);
+		if (err == CR_SSL_CONNECTION_ERROR)
+			st_failf(db, GB_EDB, "TLS handshake with %s failed: %s (%u)",
+				 at, mysql_error(db->my), err);
 		else
-			st_failf(db, GB_EDB, "connect to %s:%d: %s (%u)",
-				 db->host, db->port, mysql_error(db->my), err);
+			st_failf(db, GB_EDB, "connect to %s: %s (%u)", at,
+				 mysql_error(db->my), err);
 		db->errnum = err;
 		mysql_close(db->my);
 		db->my = NULL;
-		return st_map_errno(err);
+		/* A node that refuses TLS is as unreachable as one that is
+		** down: the caller may try the next one, and reconnects. */
+		return err == CR_SSL_CONNECTION_ERROR ? GB_EDBGONE
+						      : st_map_errno(err);
 	}
-	int rc = st_plain(db, SQL_SESSION, sizeof(SQL_SESSION) - 1);
+	int ready = st_node_ready(db, at);
+	int rc = ready > 0 ? GB_OK : ready == 0 ? GB_EDBGONE : st_fail_conn(db);
+	if (rc == GB_OK)
+		rc = st_plain(db, SQL_SESSION, sizeof(SQL_SESSION) - 1);
 	if (rc == GB_OK)
 		rc = st_plain(db, SQL_ISOLATION, sizeof(SQL_ISOLATION) - 1);
 	if (rc != GB_OK) {
@@ -492,6 +559,68 @@ static int st_connect(struct st_db *db)
 		db->my = NULL;
 		return rc;
 	}
+	return GB_OK;
+}
+
+/*
+** (Re)connect: the Unix socket when one is configured, else the entries of
+** the host list in hostlist.h's order, starting with the one that last
+** worked, so all of a worker's connections stay on one Galera node until it
+** fails. The reasons of every entry tried end up in db->msg.
+*/
+static int st_connect(struct st_db *db)
+{
+	stmts_close(db);
+	if (db->my)
+		mysql_close(db->my);
+	db->my = NULL;
+	int rc;
+	if (db->socket[0]) {
+		char at[PATH_MAX + 8];
+		snprintf(at, sizeof(at), "socket %s", db->socket);
+		rc = st_connect_one(db, NULL, at);
+	} else {
+		char tried[sizeof(db->msg)] = "";
+		unsigned last_errnum = 0;
+		size_t used = 0;
+		rc = GB_EDBGONE;
+		for (size_t k = 0; k < db->hosts.n; k++) {
+			size_t i = hl_try(db->hosts.n, db->host_cur, k);
+			char at[HL_TEXT_MAX];
+			hl_format(&db->hosts.e[i], at, sizeof(at));
+			rc = st_connect_one(db, &db->hosts.e[i], at);
+			if (rc == GB_OK) {
+				if (k > 0)
+					log_warn("MariaDB: connected to %s (entry "
+						 "%zu of %zu) after: %s",
+						 at, i + 1, db->hosts.n, tried);
+				else if (db->hosts.n > 1)
+					log_info("MariaDB: connected to %s (entry "
+						 "%zu of %zu)",
+						 at, i + 1, db->hosts.n);
+				db->host_cur = i;
+				break;
+			}
+			if (rc == GB_ENOMEM)
+				return rc;
+			last_errnum = db->errnum;
+			if (used + 1 < sizeof(tried)) {
+				int n = snprintf(tried + used,
+						 sizeof(tried) - used, "%s%s",
+						 used ? "; " : "", db->msg);
+				if (n > 0)
+					used += (size_t)n < sizeof(tried) - used
+							? (size_t)n
+							: sizeof(tried) - used - 1;
+			}
+		}
+		if (rc != GB_OK && db->hosts.n > 1) {
+			st_failf(db, rc, "%s", tried);
+			db->errnum = last_errnum;
+		}
+	}
+	if (rc != GB_OK)
+		return rc;
 	db->params_warned = 0;
 	db->msg[0] = '\0';
 	db->errnum = 0;
@@ -513,12 +642,28 @@ int st_open(const struct gb_config *cfg, struct st_db **out, char *err,
 			snprintf(err, errlen, "out of memory");
 		return GB_ENOMEM;
 	}
-	snprintf(db->host, sizeof(db->host), "%s", cfg->db_host);
+	char why[512];
+	/* cfg_load checked the list; a config built by hand may not be. */
+	if (hl_parse(cfg->db_host, cfg->db_port, &db->hosts, why,
+		     sizeof(why)) != GB_OK) {
+		if (errlen)
+			snprintf(err, errlen, "database.host: %s", why);
+		free(db);
+		return GB_ECONFIG;
+	}
 	snprintf(db->socket, sizeof(db->socket), "%s", cfg->db_socket);
 	snprintf(db->name, sizeof(db->name), "%s", cfg->db_name);
 	snprintf(db->user, sizeof(db->user), "%s", cfg->db_user);
 	snprintf(db->password, sizeof(db->password), "%s", cfg->db_password);
-	db->port = cfg->db_port;
+	db->tls = cfg->db_tls;
+	db->tls_verify = cfg->db_tls_verify;
+	snprintf(db->tls_ca, sizeof(db->tls_ca), "%s", cfg->db_tls_ca_file);
+	snprintf(db->tls_cert, sizeof(db->tls_cert), "%s",
+		 cfg->db_tls_cert_file);
+	/* cfg_load resolved a cred:NAME key; a hand-made config names the
+	** file itself. */
+	snprintf(db->tls_key, sizeof(db->tls_key), "%s",
+		 cfg->db_tls_key[0] ? cfg->db_tls_key : cfg->db_tls_key_file);
 	int rc = st_connect(db);
 	if (rc != GB_OK) {
 		if (errlen)

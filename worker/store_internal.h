@@ -30,6 +30,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "hostlist.h"
 #include "store.h"
 
 /* One slot per statement the store prepares. */
@@ -101,12 +102,17 @@ struct st_db {
 	struct st_rowstmt rowstmt[ST_NROWSTMT];
 	unsigned long long rowstmt_tick;
 	/* What st_reconnect needs; copied so the caller's config may change. */
-	char host[CFG_STR];
-	int port;
+	struct hl_list hosts;         /* [database] host, parsed */
+	size_t host_cur;              /* entry that last worked (hostlist.h) */
 	char socket[PATH_MAX];
 	char name[64];
 	char user[64];
 	char password[CFG_STR];
+	int tls;                      /* [database] tls: TLS required */
+	int tls_verify;
+	char tls_ca[PATH_MAX];
+	char tls_cert[PATH_MAX];
+	char tls_key[PATH_MAX];       /* resolved (config.h: db_tls_key) */
 };
 
 /* ---- parameters ---------------------------------------------------------- */

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/faults/check.sh — the invariant checker of the fault suite (run.sh
 # calls it after quiescence). It compares what the load generator had
-# confirmed (sent.tsv), what the workers published (events.tsv, drained from
-# a durable queue bound to every event; replies.tsv; dead.tsv) and what
+# confirmed (sent-*.tsv), what the workers published (events.tsv, drained
+# from a durable queue bound to every event; replies-*.tsv; dead.tsv) and what
 # MariaDB holds, prints one table, and exits non-zero unless every invariant
 # is zero.
 #
@@ -34,6 +34,8 @@ set -euo pipefail
 sql() { "$SERVICES" sql -N -B "$DB_NAME" -e "$1"; }
 C=$OUT/check
 mkdir -p "$C"
+cat "$OUT"/sent-*.tsv >"$OUT/sent.tsv"
+cat "$OUT"/replies-*.tsv >"$OUT/replies.tsv"
 
 # ---- inputs, one sorted id list per fact ----------------------------------------
 cut -f1 "$OUT/sent.tsv" | sort -u >"$C/sent"

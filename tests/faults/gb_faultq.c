@@ -4,11 +4,11 @@
 ** invariant checker (check.sh) compares with MariaDB.
 **
 **   gb_faultq declare -c CONFIG
-**     faults.events  quorum queue bound to gridbroker.events with "#": every
+**     gridbroker.faults.events  quorum queue bound to gridbroker.events with "#": every
 **                    event, kept through broker restarts (an exclusive
 **                    subscriber queue would vanish with the broker and the
 **                    checker could not tell a lost event from a restart)
-**     faults.replies quorum queue the load generator's pilots reply to
+**     gridbroker.faults.replies quorum queue the load generator's pilots reply to
 **     Both are purged, so a re-run starts empty.
 **   gb_faultq drain -c CONFIG --queue Q --kind events|replies|dead --out F
 **     Read and remove every message of Q, one tab-separated line each:
@@ -17,9 +17,8 @@
 **       replies: request_id  matched  job_id  decision_id
 **       dead:    message_id  routing_key  x-gridbroker-error or the broker's
 **                death reason
-**     Prints the count. The file is appended to and flushed before each
-**     message is acknowledged, so a drain interrupted by a fault can simply
-**     run again.
+**     Prints the count. The file is appended to and flushed before the
+**     messages are acknowledged, so an interrupted drain can run again.
 */
 #include <getopt.h>
 #include <stdio.h>
@@ -42,12 +41,21 @@ static int die_reply(amqp_rpc_reply_t r, const char *what)
 {
 	if (r.reply_type == AMQP_RESPONSE_NORMAL)
 		return 0;
-	fprintf(stderr, "gb_faultq: %s failed (reply type %d)\n", what,
-		(int)r.reply_type);
+	if (r.reply_type == AMQP_RESPONSE_SERVER_EXCEPTION &&
+	    r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+		const amqp_channel_close_t *c = r.reply.decoded;
+		fprintf(stderr, "gb_faultq: %s: %u %.*s\n", what,
+			(unsigned)c->reply_code, (int)c->reply_text.len,
+			(const char *)c->reply_text.bytes);
+	} else {
+		fprintf(stderr, "gb_faultq: %s failed (reply type %d)\n",
+			what, (int)r.reply_type);
+	}
 	return 1;
 }
 
-static int declare(const struct gb_config *cfg)
+/* A plain connection with channel 1 open, or NULL (reason on stderr). */
+static amqp_connection_state_t open_raw(const struct gb_config *cfg)
 {
 	amqp_connection_state_t conn = amqp_new_connection();
 	amqp_socket_t *sock = amqp_tcp_socket_new(conn);
@@ -56,15 +64,28 @@ static int declare(const struct gb_config *cfg)
 		    AMQP_STATUS_OK) {
 		fprintf(stderr, "gb_faultq: connect %s:%d failed\n",
 			cfg->amqp_host, cfg->amqp_port);
-		return 1;
+		amqp_destroy_connection(conn);
+		return NULL;
 	}
 	if (die_reply(amqp_login(conn, cfg->amqp_vhost, 0, 131072, 0,
 				 AMQP_SASL_METHOD_PLAIN, cfg->amqp_user,
 				 cfg->amqp_password),
-		      "login"))
-		return 1;
+		      "login")) {
+		amqp_destroy_connection(conn);
+		return NULL;
+	}
 	amqp_channel_open(conn, 1);
-	if (die_reply(amqp_get_rpc_reply(conn), "channel.open"))
+	if (die_reply(amqp_get_rpc_reply(conn), "channel.open")) {
+		amqp_destroy_connection(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+static int declare(const struct gb_config *cfg)
+{
+	amqp_connection_state_t conn = open_raw(cfg);
+	if (conn == NULL)
 		return 1;
 	/* The events exchange may not exist yet on a fresh broker. */
 	amqp_exchange_declare(conn, 1, amqp_cstring_bytes(AMQ_EX_EVENTS),
@@ -72,7 +93,7 @@ static int declare(const struct gb_config *cfg)
 			      amqp_empty_table);
 	if (die_reply(amqp_get_rpc_reply(conn), "exchange.declare"))
 		return 1;
-	static const char *const queues[] = {"faults.events", "faults.replies"};
+	static const char *const queues[] = {"gridbroker.faults.events", "gridbroker.faults.replies"};
 	for (int i = 0; i < 2; i++) {
 		amqp_table_entry_t e;
 		e.key = amqp_cstring_bytes("x-queue-type");
@@ -87,7 +108,7 @@ static int declare(const struct gb_config *cfg)
 		if (die_reply(amqp_get_rpc_reply(conn), "queue.purge"))
 			return 1;
 	}
-	amqp_queue_bind(conn, 1, amqp_cstring_bytes("faults.events"),
+	amqp_queue_bind(conn, 1, amqp_cstring_bytes("gridbroker.faults.events"),
 			amqp_cstring_bytes(AMQ_EX_EVENTS),
 			amqp_cstring_bytes("#"), amqp_empty_table);
 	if (die_reply(amqp_get_rpc_reply(conn), "queue.bind"))
@@ -95,7 +116,7 @@ static int declare(const struct gb_config *cfg)
 	amqp_channel_close(conn, 1, AMQP_REPLY_SUCCESS);
 	amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
 	amqp_destroy_connection(conn);
-	printf("declared faults.events and faults.replies\n");
+	printf("declared gridbroker.faults.events and gridbroker.faults.replies\n");
 	return 0;
 }
 
@@ -139,28 +160,81 @@ static void reply_line(const struct amq_message *m, FILE *out)
 	arena_free(&a);
 }
 
+static char *dup_bytes(amqp_bytes_t b)
+{
+	char *p = malloc(b.len + 1);
+	if (p) {
+		memcpy(p, b.bytes, b.len);
+		p[b.len] = '\0';
+	}
+	return p;
+}
+
+/* A string header of a delivery, or NULL. */
+static char *header(const amqp_basic_properties_t *bp, const char *key)
+{
+	if (!(bp->_flags & AMQP_BASIC_HEADERS_FLAG))
+		return NULL;
+	for (int i = 0; i < bp->headers.num_entries; i++) {
+		const amqp_table_entry_t *e = &bp->headers.entries[i];
+		if (e->key.len == strlen(key) &&
+		    memcmp(e->key.bytes, key, e->key.len) == 0 &&
+		    (e->value.kind == AMQP_FIELD_KIND_UTF8 ||
+		     e->value.kind == AMQP_FIELD_KIND_BYTES))
+			return dup_bytes(e->value.value.bytes);
+	}
+	return NULL;
+}
+
+/*
+** Consume (prefetch 500, acks every 200 after the lines are flushed) until
+** no message came for 3 s: a drain runs after quiescence, so silence means
+** empty, and basic.get would cost a round trip per message.
+*/
 static int drain(const struct gb_config *cfg, const char *queue,
 		 const char *kind, const char *file)
 {
-	char err[512] = "";
-	struct amq_sync *s = amq_sync_open(cfg, err, sizeof(err));
-	if (s == NULL) {
-		fprintf(stderr, "gb_faultq: %s\n", err);
+	amqp_connection_state_t conn = open_raw(cfg);
+	if (conn == NULL)
 		return 1;
-	}
 	FILE *out = fopen(file, "a");
 	if (out == NULL) {
 		perror(file);
-		amq_sync_close(s);
 		return 1;
 	}
+	amqp_basic_qos(conn, 1, 0, 500, 0);
+	amqp_basic_consume(conn, 1, amqp_cstring_bytes(queue), amqp_empty_bytes,
+			   0, 0, 0, amqp_empty_table);
+	if (die_reply(amqp_get_rpc_reply(conn), "basic.consume"))
+		return 1;
 	long n = 0;
-	int rc;
+	uint64_t last = 0;
+	int rc = 0;
 	for (;;) {
-		struct amq_message m;
-		rc = amq_sync_get(s, queue, &m);
-		if (rc != GB_OK)
+		amqp_envelope_t env;
+		struct timeval tv = {3, 0};
+		amqp_maybe_release_buffers(conn);
+		amqp_rpc_reply_t r = amqp_consume_message(conn, &env, &tv, 0);
+		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+		    r.library_error == AMQP_STATUS_TIMEOUT)
 			break;
+		if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+			fprintf(stderr, "gb_faultq: consume %s failed\n", queue);
+			rc = 1;
+			break;
+		}
+		const amqp_basic_properties_t *bp = &env.message.properties;
+		struct amq_message m;
+		memset(&m, 0, sizeof(m));
+		m.routing_key = dup_bytes(env.routing_key);
+		if (bp->_flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+			m.message_id = dup_bytes(bp->message_id);
+		if (bp->_flags & AMQP_BASIC_CORRELATION_ID_FLAG)
+			m.correlation_id = dup_bytes(bp->correlation_id);
+		m.error_header = header(bp, AMQ_ERROR_HEADER);
+		m.death_reason = header(bp, "x-first-death-reason");
+		m.body = env.message.body.bytes;
+		m.len = env.message.body.len;
 		const char *id = m.message_id ? m.message_id : "-";
 		if (strcmp(kind, "events") == 0) {
 			fprintf(out, "%s\t%s\t", id,
@@ -176,22 +250,26 @@ static int drain(const struct gb_config *cfg, const char *queue,
 				: m.death_reason ? m.death_reason
 						 : "-");
 		}
-		fflush(out);
-		rc = amq_sync_settle(s, m.tag, 1);
-		amq_message_free(&m);
-		if (rc != GB_OK)
-			break;
-		n++;
+		free(m.routing_key);
+		free(m.message_id);
+		free(m.correlation_id);
+		free(m.error_header);
+		free(m.death_reason);
+		last = env.delivery_tag;
+		amqp_destroy_envelope(&env);
+		if (++n % 200 == 0) {
+			fflush(out);
+			amqp_basic_ack(conn, 1, last, 1);
+		}
 	}
 	fclose(out);
-	amq_sync_close(s);
+	if (last)
+		amqp_basic_ack(conn, 1, last, 1);
+	amqp_channel_close(conn, 1, AMQP_REPLY_SUCCESS);
+	amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+	amqp_destroy_connection(conn);
 	printf("%ld\n", n);
-	if (rc != GB_ENOTFOUND) {
-		fprintf(stderr, "gb_faultq: drain %s: %s\n", queue,
-			gb_strerror(rc));
-		return 1;
-	}
-	return 0;
+	return rc;
 }
 
 int main(int argc, char **argv)

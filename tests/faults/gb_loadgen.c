@@ -17,7 +17,7 @@
 **                nucleus and gshare given (no task brokerage needed first)
 **   job.submit   a few DIRAC sample jobs with new jobIDs
 **   pilot.match  a sample pilot with a new pilotID; the reply goes to the
-**                durable queue faults.replies, read back here between
+**                durable queue gridbroker.faults.replies, read back here between
 **                publishes (so matched jobs can report running)
 **   job.status   DIRAC "running" for a job a reply said was matched, or a
 **                PanDA heartbeat for a job of an earlier job.broker
@@ -54,7 +54,7 @@
 #include "scenario.h"
 #include "scenario_jobs.h"
 
-#define LG_REPLY_QUEUE "faults.replies"
+#define LG_REPLY_QUEUE "gridbroker.faults.replies"
 #define LG_MAX_KEEP 200000 /* job ids remembered for job.status */
 
 static volatile sig_atomic_t g_stop;

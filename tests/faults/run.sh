@@ -9,9 +9,11 @@
 #   FAULTS_PER_KIND   faults of each kind to inject (default 20)
 #   FAULTS_RATE       requests per second the load generator aims at (150)
 #   FAULTS_WORKERS    workers (default 3)
+#   FAULTS_PRODUCERS  load generator processes sharing the rate (default 3)
 #   FAULTS_SEED       random seed for the fault schedule and the load
 #   FAULTS_OUT        where ledgers, logs and the report go
 #                     (default BINDIR/faults-out)
+#   FAULTS_KEEP_SERVERS=1  leave the suite's servers running afterwards
 #
 # The suite runs its own MariaDB and RabbitMQ (scripts/services with
 # GB_RUN_DIR=run/faults and other ports), so restarting them disturbs no
@@ -42,6 +44,7 @@ MESSAGES=${FAULTS_MESSAGES:-50000}
 PER_KIND=${FAULTS_PER_KIND:-20}
 RATE=${FAULTS_RATE:-150}
 NWORKERS=${FAULTS_WORKERS:-3}
+PRODUCERS=${FAULTS_PRODUCERS:-3}
 SEED=${FAULTS_SEED:-$(( $(date +%s) % 100000 ))}
 OUT=${FAULTS_OUT:-$BIN/faults-out}
 HEARTBEAT=4
@@ -66,6 +69,7 @@ BASE_CONF=$GB_RUN_DIR/gridbroker.conf
 ADMIN_CONF=$GB_RUN_DIR/gridbroker-admin.conf
 [ -f "$ADMIN_CONF" ] || ADMIN_CONF=$BASE_CONF
 DB_NAME=$(sed -n 's/^name *= *//p' "$BASE_CONF" | head -1)
+VHOST=$(sed -n 's/^vhost *= *//p' "$BASE_CONF" | head -1)
 sql() { "$SERVICES" sql -N -B "$DB_NAME" "$@"; }
 
 RMQ_SBIN=
@@ -109,13 +113,18 @@ supervise() {
 cleanup() {
 	touch "$STOPFILE"
 	for f in "$OUT"/worker-*.pid; do [ -f "$f" ] && kill -CONT "$(cat "$f")" 2>/dev/null && kill -TERM "$(cat "$f")" 2>/dev/null; done
-	[ -n "${LG_PID:-}" ] && kill -TERM "$LG_PID" 2>/dev/null
+	# SIGKILL: on SIGTERM a load generator goes on to its quota.
+	for p in "${LG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null 2>&1 || true
+	if [ "${FAULTS_KEEP_SERVERS:-0}" != 1 ]; then
+		"$SERVICES" stop >>"$OUT/logs/services.log" 2>&1 || true
+	fi
 }
+LG_PIDS=()
 trap cleanup EXIT
 for i in $(seq "$NWORKERS"); do
-	supervise "$i" &
+	supervise "$i" 2>/dev/null &
 	PIDS+=($!)
 done
 for i in $(seq "$NWORKERS"); do
@@ -125,27 +134,53 @@ done
 log "$NWORKERS workers up"
 
 # ---- load ----------------------------------------------------------------------
-"$FBIN/gb_loadgen" -c "$CONF" --samples "$GB_SRC/etc" --sent "$OUT/sent.tsv" \
-	--replies "$OUT/replies.tsv" --messages "$MESSAGES" --rate "$RATE" \
-	--run "f$SEED" --id-base $(( (SEED % 1000 + 1) * 1000000 )) --seed "$SEED" \
-	>"$OUT/loadgen.count" 2>"$OUT/logs/loadgen.log" &
-LG_PID=$!
-PIDS+=($LG_PID)
-log "load generator started ($RATE/s, at least $MESSAGES requests)"
+# Several producers: one confirmed publish at a time costs a quorum queue's
+# fsync (a few ms), so one producer alone cannot keep the workers busy.
+LG_PIDS=()
+for p in $(seq "$PRODUCERS"); do
+	"$FBIN/gb_loadgen" -c "$CONF" --samples "$GB_SRC/etc" --sent "$OUT/sent-$p.tsv" \
+		--replies "$OUT/replies-$p.tsv" --messages $(( (MESSAGES + PRODUCERS - 1) / PRODUCERS )) \
+		--rate "$(( RATE / PRODUCERS ))" --run "f${SEED}p$p" \
+		--id-base $(( ((SEED % 1000) * PRODUCERS + p) * 1000000 )) --seed "$((SEED + p))" \
+		>"$OUT/loadgen-$p.count" 2>"$OUT/logs/loadgen-$p.log" &
+	LG_PIDS+=($!)
+	PIDS+=($!)
+done
+sent_so_far() { cat "$OUT"/sent-*.tsv 2>/dev/null | wc -l; }
+log "$PRODUCERS load generators started ($RATE/s together, at least $MESSAGES requests)"
 
 # ---- faults ----------------------------------------------------------------------
 declare -A DONE=([kill]=0 [rabbitmq]=0 [mariadb]=0 [pause]=0 [alarm]=0)
 worker_pid() { cat "$OUT/worker-$1.pid" 2>/dev/null; }
 
+# A worker to hit: a live, running (not paused) one. The kill and pause
+# faults count only when they hit one; they wait for a restarted worker.
+PAUSED=$OUT/paused
+: >"$PAUSED"
+live_worker() {
+	local i pid _
+	for _ in $(seq 100); do
+		i=$((RANDOM % NWORKERS + 1))
+		pid=$(worker_pid "$i") || pid=
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && ! grep -qx "$pid" "$PAUSED"; then
+			echo "$pid"
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
 fault_kill() {
-	local i=$((RANDOM % NWORKERS + 1)) pid
-	pid=$(worker_pid "$i") && kill -KILL "$pid" 2>/dev/null || true
+	local pid
+	pid=$(live_worker) || fail "no live worker to kill"
+	kill -KILL "$pid" || fail "kill $pid"
 }
 fault_pause() {
-	local i=$((RANDOM % NWORKERS + 1)) pid
-	pid=$(worker_pid "$i") || return 0
-	kill -STOP "$pid" 2>/dev/null || return 0
-	( sleep $((HEARTBEAT * 7 / 2)); kill -CONT "$pid" 2>/dev/null ) &
+	local pid
+	pid=$(live_worker) || fail "no live worker to pause"
+	kill -STOP "$pid" || fail "SIGSTOP $pid"
+	echo "$pid" >>"$PAUSED"
+	( sleep $((HEARTBEAT * 7 / 2)); kill -CONT "$pid" 2>/dev/null; sed -i "/^$pid\$/d" "$PAUSED" ) &
 }
 server_restart() { # WHICH PIDFILE-PATTERN N
 	local which=$1 n=$2 pid
@@ -159,13 +194,23 @@ server_restart() { # WHICH PIDFILE-PATTERN N
 		fi
 		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
 		sleep 0.5
-		"$SERVICES" start "$which" >>"$OUT/logs/services.log" 2>&1
+		"$SERVICES" start "$which" >>"$OUT/logs/services.log" 2>&1 || {
+			# A node killed mid-write can take a second try to boot
+			# (seen once with RabbitMQ); the fault still happened.
+			log "$which did not boot after SIGKILL; stopping and starting it again"
+			"$SERVICES" stop "$which" >>"$OUT/logs/services.log" 2>&1 || true
+			"$SERVICES" start "$which" >>"$OUT/logs/services.log" 2>&1
+		}
 	fi || fail "$which did not come back; see $OUT/logs/services.log"
 }
+alarm_active() { rmqctl eval 'rabbit_alarm:get_alarms().' 2>/dev/null | grep -q memory; }
 fault_alarm() {
-	rmqctl set_vm_memory_high_watermark 0.000001 >/dev/null 2>&1 || return 0
+	rmqctl set_vm_memory_high_watermark 0.000001 >/dev/null || fail "cannot lower the memory watermark"
+	local _
+	for _ in $(seq 40); do alarm_active && break; sleep 0.25; done
+	alarm_active || fail "the memory alarm did not go off"
 	sleep $((2 + RANDOM % 4))
-	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null 2>&1 || true
+	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null || fail "cannot clear the memory alarm"
 }
 
 KINDS=()
@@ -180,7 +225,7 @@ done
 sleep 3
 for k in "${KINDS[@]}"; do
 	sleep "$((RANDOM % 3)).$((RANDOM % 10))"
-	kill -0 "$LG_PID" 2>/dev/null || fail "the load generator died; see $OUT/logs/loadgen.log"
+	for p in "${LG_PIDS[@]}"; do kill -0 "$p" 2>/dev/null || fail "a load generator died; see $OUT/logs/loadgen-*.log"; done
 	case $k in
 	kill) fault_kill ;;
 	pause) fault_pause ;;
@@ -192,20 +237,20 @@ for k in "${KINDS[@]}"; do
 	echo "$((SECONDS - T0)) $k" >>"$OUT/faults.log"
 	total=0; for v in "${DONE[@]}"; do total=$((total + v)); done
 	if (( total % 10 == 0 )); then
-		log "$total faults injected; $(wc -l <"$OUT/sent.tsv" 2>/dev/null || echo 0) requests confirmed so far"
+		log "$total faults injected; $(sent_so_far) requests confirmed so far"
 	fi
 done
 wait_pauses() { sleep $((HEARTBEAT * 7 / 2 + 1)); }
 wait_pauses
-log "all $(( ${#KINDS[@]} )) faults injected; letting the load generator reach $MESSAGES"
-kill -TERM "$LG_PID"
-wait "$LG_PID" || fail "load generator exit status $?"
-LG_PID=
-log "load generator done: $(cat "$OUT/loadgen.count") requests confirmed"
+log "all $(( ${#KINDS[@]} )) faults injected; letting the load generators reach $MESSAGES"
+for p in "${LG_PIDS[@]}"; do kill -TERM "$p"; done
+for p in "${LG_PIDS[@]}"; do wait "$p" || fail "a load generator exited with status $?"; done
+LG_PIDS=()
+log "load generators done: $(sent_so_far) requests confirmed"
 
 # ---- quiescence: every request consumed, every event sent ----------------------
 queue_backlog() {
-	rmqctl list_queues name messages 2>/dev/null | awk '$1 ~ /^gridbroker\.(task|job|pilot)/ { s += $2 } END { print s + 0 }'
+	rmqctl list_queues -p "$VHOST" name messages 2>/dev/null | awk '$1 ~ /^gridbroker\.(task|job|pilot)/ { s += $2 } END { print s + 0 }'
 }
 stable=0
 for _ in $(seq 600); do
@@ -227,8 +272,8 @@ for f in "$OUT"/worker-*.pid; do kill -TERM "$(cat "$f")" 2>/dev/null || true; d
 for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 PIDS=()
 
-"$FBIN/gb_faultq" drain -c "$CONF" --queue faults.events --kind events --out "$OUT/events.tsv" >/dev/null || fail "drain events"
-"$FBIN/gb_faultq" drain -c "$CONF" --queue faults.replies --kind replies --out "$OUT/replies.tsv" >/dev/null || fail "drain replies"
+"$FBIN/gb_faultq" drain -c "$CONF" --queue gridbroker.faults.events --kind events --out "$OUT/events.tsv" >/dev/null || fail "drain events"
+"$FBIN/gb_faultq" drain -c "$CONF" --queue gridbroker.faults.replies --kind replies --out "$OUT/replies-drained.tsv" >/dev/null || fail "drain replies"
 "$FBIN/gb_faultq" drain -c "$CONF" --queue gridbroker.dead --kind dead --out "$OUT/dead.tsv" >/dev/null || fail "drain dead letters"
 
 FAULTS_DONE="kill=${DONE[kill]} rabbitmq=${DONE[rabbitmq]} mariadb=${DONE[mariadb]} pause=${DONE[pause]} alarm=${DONE[alarm]}"

@@ -14,6 +14,18 @@ GB_WORKER=$GB_BIN/gridbroker-worker
 # servers (so two test runs on one machine cannot take each other's
 # messages); the default is the config scripts/services writes.
 export GB_CONFIG=${GB_IT_CONFIG:-$GB_SRC/run/gridbroker.conf}
+# The schema belongs to the admin account (the application account may not
+# change it): GB_IT_ADMIN_CONFIG, else the <name>-admin.conf scripts/services
+# writes next to <name>.conf, else GB_CONFIG itself (a hand-made config
+# whose account may change the schema, as before the accounts were split).
+if [ -n "${GB_IT_ADMIN_CONFIG:-}" ]; then
+	GB_ADMIN_CONFIG=$GB_IT_ADMIN_CONFIG
+elif [ -f "${GB_CONFIG%.conf}-admin.conf" ]; then
+	GB_ADMIN_CONFIG=${GB_CONFIG%.conf}-admin.conf
+else
+	GB_ADMIN_CONFIG=$GB_CONFIG
+fi
+export GB_ADMIN_CONFIG
 GB_DB_NAME=$(sed -n 's/^name *= *//p' "$GB_CONFIG" | head -1)
 GB_CLOCK_FILE=$(sed -n 's/^clock_offset_file *= *//p' "$GB_CONFIG")
 T=$(mktemp -d "${TMPDIR:-/tmp}/gb-it.XXXXXX")
@@ -80,4 +92,4 @@ task_json() {
 EOT
 }
 
-"$GB" -c "$GB_CONFIG" db migrate >/dev/null || fail "db migrate"
+"$GB" -c "$GB_ADMIN_CONFIG" db migrate >/dev/null || fail "db migrate ($GB_ADMIN_CONFIG)"

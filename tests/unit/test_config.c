@@ -222,12 +222,22 @@ static const struct {
 	{ "amqp.queue_type", "quorum", 0 },
 	{ "amqp.delivery_limit", "5", 0 },
 	{ "amqp.reconnect_max", "30", 0 },
+	{ "amqp.tls", "0", 0 },
+	{ "amqp.tls_ca_file", "", 0 },
+	{ "amqp.tls_cert_file", "", 0 },
+	{ "amqp.tls_key_file", "", 0 },
+	{ "amqp.tls_verify", "1", 0 },
 	{ "database.host", "127.0.0.1", 0 },
 	{ "database.port", "3306", 0 },
 	{ "database.socket", "", 0 },
 	{ "database.name", "gridbroker", 0 },
 	{ "database.user", "gridbroker", 0 },
 	{ "database.password_file", "", 0 },
+	{ "database.tls", "0", 0 },
+	{ "database.tls_ca_file", "", 0 },
+	{ "database.tls_cert_file", "", 0 },
+	{ "database.tls_key_file", "", 0 },
+	{ "database.tls_verify", "1", 0 },
 	{ "worker.id", "", 0 },
 	{ "worker.log_level", "info", 1 },
 	{ "worker.pending_scan_interval", "10", 1 },
@@ -330,20 +340,34 @@ static void test_empty_file_is_defaults(void **state)
 static void test_full_file_roundtrip(void **state)
 {
 	(void)state;
-	char amqp_pw[TPATH], db_pw[TPATH], text[8192], err[2048];
+	char amqp_pw[TPATH], db_pw[TPATH], text[16384], err[2048];
+	char ca[TPATH], crt[TPATH], key[TPATH], dca[TPATH], dcrt[TPATH],
+		dkey[TPATH];
 	write_bytes("amqp-pw", "amqp-secret\n", 12, 0600, amqp_pw,
 		    sizeof(amqp_pw));
 	write_bytes("db-pw", "db-secret", 9, 0400, db_pw, sizeof(db_pw));
+	/* The loader only checks that the TLS files are there (and the keys
+	** private); what is in them is the client libraries' business. */
+	write_bytes("ca.pem", "ca\n", 3, 0644, ca, sizeof(ca));
+	write_bytes("client.pem", "crt\n", 4, 0644, crt, sizeof(crt));
+	write_bytes("client.key", "key\n", 4, 0600, key, sizeof(key));
+	write_bytes("dbca.pem", "ca\n", 3, 0644, dca, sizeof(dca));
+	write_bytes("dbclient.pem", "crt\n", 4, 0644, dcrt, sizeof(dcrt));
+	write_bytes("dbclient.key", "key\n", 4, 0400, dkey, sizeof(dkey));
 	snprintf(text, sizeof(text),
 		 "; every key, none at its default\n"
-		 "[amqp]\nhost = mq1.example.org\nport = 5673\n"
+		 "[amqp]\nhost = mq1.example.org,mq2:5674,[::1]\nport = 5673\n"
 		 "vhost = /grid\nuser = broker\npassword_file = %s\n"
 		 "heartbeat = 0\nprefetch = 65535\nconfirm_window = 1\n"
 		 "queue_type = classic\ndelivery_limit = 1000\n"
 		 "reconnect_max = 3600\n"
+		 "tls = 1\ntls_ca_file = %s\ntls_cert_file = %s\n"
+		 "tls_key_file = %s\ntls_verify = 0\n"
 		 "[database]\nhost = db1.example.org\nport = 3307\n"
 		 "socket = %s/mysqld.sock\nname = gb_test\nuser = gb_user\n"
 		 "password_file = %s\n"
+		 "tls = 1\ntls_ca_file = %s\ntls_cert_file = %s\n"
+		 "tls_key_file = %s\ntls_verify = 0\n"
 		 "[worker]\nid = host-a:1\nlog_level = debug\n"
 		 "pending_scan_interval = 1\noutbox_scan_interval = 3600\n"
 		 "outbox_lease = 7\nmax_message_bytes = 1024\n"
@@ -355,7 +379,7 @@ static void test_full_file_roundtrip(void **state)
 		 "cleanup_age = 0\n"
 		 "[panda]\ntimeout_interval = 1\ntimeout_batch = 10000\n"
 		 "exempt_recheck = 60\nfast_rebro_interval = 0\n",
-		 amqp_pw, tdir, db_pw, tdir);
+		 amqp_pw, ca, crt, key, tdir, db_pw, dca, dcrt, dkey, tdir);
 	write_conf(text);
 
 	struct gb_config c, def, again;
@@ -368,7 +392,7 @@ static void test_full_file_roundtrip(void **state)
 	const struct {
 		const char *key, *want;
 	} rows[] = {
-		{ "amqp.host", "mq1.example.org" },
+		{ "amqp.host", "mq1.example.org,mq2:5674,[::1]" },
 		{ "amqp.port", "5673" },
 		{ "amqp.vhost", "/grid" },
 		{ "amqp.user", "broker" },
@@ -379,12 +403,22 @@ static void test_full_file_roundtrip(void **state)
 		{ "amqp.queue_type", "classic" },
 		{ "amqp.delivery_limit", "1000" },
 		{ "amqp.reconnect_max", "3600" },
+		{ "amqp.tls", "1" },
+		{ "amqp.tls_ca_file", ca },
+		{ "amqp.tls_cert_file", crt },
+		{ "amqp.tls_key_file", key },
+		{ "amqp.tls_verify", "0" },
 		{ "database.host", "db1.example.org" },
 		{ "database.port", "3307" },
 		{ "database.socket", want_sock },
 		{ "database.name", "gb_test" },
 		{ "database.user", "gb_user" },
 		{ "database.password_file", db_pw },
+		{ "database.tls", "1" },
+		{ "database.tls_ca_file", dca },
+		{ "database.tls_cert_file", dcrt },
+		{ "database.tls_key_file", dkey },
+		{ "database.tls_verify", "0" },
 		{ "worker.id", "host-a:1" },
 		{ "worker.log_level", "debug" },
 		{ "worker.pending_scan_interval", "1" },
@@ -418,6 +452,9 @@ static void test_full_file_roundtrip(void **state)
 	}
 	assert_string_equal(c.amqp_password, "amqp-secret");
 	assert_string_equal(c.db_password, "db-secret");
+	/* A plain path is the key file the client library opens. */
+	assert_string_equal(c.amqp_tls_key, key);
+	assert_string_equal(c.db_tls_key, dkey);
 
 	/* What cfg_print writes loads back to the same configuration. */
 	char printed[TPATH];
@@ -524,6 +561,48 @@ static const struct {
 	  "amqp.password_file: \"../x\" is not a valid credential name" },
 	{ "empty credential name", "[amqp]\npassword_file = cred:\n", 2,
 	  "amqp.password_file: \"\" is not a valid credential name" },
+	/* Host lists: the key, its line and hostlist.c's words. */
+	{ "host list stray comma", "[amqp]\nhost = mq1,,mq2\n", 2,
+	  "amqp.host: entry 2 is empty" },
+	{ "host list bad port", "[database]\nport = 3307\nhost = db1,db2:0\n",
+	  3, "database.host: entry 2 (\"db2:0\"): bad port \"0\" (1..65535)" },
+	{ "host list too long", "[amqp]\nhost = a,b,c,d,e,f,g,h,i\n", 2,
+	  "amqp.host: 9 entries, at most 8" },
+	{ "host list bare ipv6", "[database]\nhost = ::1\n", 2,
+	  "database.host: entry 1 (\"::1\"): an IPv6 address needs brackets: "
+	  "[address]:port" },
+	{ "host list empty", "[amqp]\nhost =\n", 2,
+	  "amqp.host: no host given" },
+	/* TLS: what is checked without any file existing. */
+	{ "amqp tls without ca", "[amqp]\ntls = 1\n", 2,
+	  "amqp.tls_ca_file: needed when amqp.tls = 1 and amqp.tls_verify = 1 "
+	  "(the CA that signed the server's certificate)" },
+	{ "database tls without ca", "[database]\nname = x\ntls = 1\n", 3,
+	  "database.tls_ca_file: needed when database.tls = 1 and "
+	  "database.tls_verify = 1 (the CA that signed the server's "
+	  "certificate)" },
+	{ "tls with a missing ca file",
+	  "[database]\ntls = 1\ntls_ca_file = /nonexistent/gb-ca.pem\n", 3,
+	  "database.tls_ca_file: cannot open /nonexistent/gb-ca.pem: No such "
+	  "file or directory" },
+	{ "certificate without key", "[amqp]\ntls_cert_file = /x/c.pem\n", 2,
+	  "amqp.tls_cert_file: set without amqp.tls_key_file (a client "
+	  "certificate needs its private key)" },
+	{ "key without certificate", "[database]\ntls_key_file = /x/c.key\n", 2,
+	  "database.tls_key_file: set without database.tls_cert_file (a "
+	  "private key needs its certificate)" },
+	/* etc/gridbroker.conf stands for any readable certificate file (the
+	** tests run from the repository root). */
+	{ "tls key not a file",
+	  "[amqp]\ntls = 1\ntls_verify = 0\ntls_cert_file = etc/gridbroker.conf\n"
+	  "tls_key_file = /dev/null\n",
+	  5, "amqp.tls_key_file: /dev/null is not a regular file" },
+	{ "tls key bad credential name",
+	  "[database]\ntls = 1\ntls_verify = 0\ntls_cert_file = etc/gridbroker.conf\n"
+	  "tls_key_file = cred:a/b\n",
+	  5, "database.tls_key_file: \"a/b\" is not a valid credential name" },
+	{ "tls ca a directory", "[amqp]\ntls = 1\ntls_ca_file = /\n", 3,
+	  "amqp.tls_ca_file: / is not a regular file" },
 };
 
 static void test_errors_name_line_and_key(void **state)
@@ -717,6 +796,103 @@ static void test_credentials(void **state)
 		 "$CREDENTIALS_DIRECTORY",
 		 conf);
 	assert_contains(err, want);
+}
+
+/* ---- TLS files ---------------------------------------------------------- */
+
+static void test_tls_files(void **state)
+{
+	(void)state;
+	char ca[TPATH], crt[TPATH], key[TPATH], text[4 * TPATH], err[2048],
+		want[2 * TPATH];
+	struct gb_config c;
+	write_bytes("tls-ca.pem", "ca\n", 3, 0644, ca, sizeof(ca));
+	write_bytes("tls-client.pem", "crt\n", 4, 0644, crt, sizeof(crt));
+	write_bytes("tls-client.key", "key\n", 4, 0600, key, sizeof(key));
+
+	/* Everything there: loads, the key path is handed on as it is. */
+	snprintf(text, sizeof(text),
+		 "[amqp]\ntls = 1\ntls_ca_file = %s\ntls_cert_file = %s\n"
+		 "tls_key_file = %s\n",
+		 ca, crt, key);
+	write_conf(text);
+	if (cfg_load(conf, &c, err, sizeof(err)) != GB_OK)
+		fail_msg("%s", err);
+	assert_int_equal(c.amqp_tls, 1);
+	assert_int_equal(c.amqp_tls_verify, 1);
+	assert_string_equal(c.amqp_tls_ca_file, ca);
+	assert_string_equal(c.amqp_tls_key, key);
+	assert_int_equal(c.db_tls, 0);
+	assert_string_equal(c.db_tls_key, "");
+
+	/* A private key others may read is refused, like a password file. */
+	write_bytes("tls-client.key", "key\n", 4, 0644, NULL, 0);
+	assert_int_equal(cfg_load(conf, &c, err, sizeof(err)), GB_ECONFIG);
+	snprintf(want, sizeof(want),
+		 "%s:5: amqp.tls_key_file: %s is accessible to other users "
+		 "(mode 0644); run chmod o-rwx on it",
+		 conf, key);
+	assert_string_equal(err, want);
+	write_bytes("tls-client.key", "key\n", 4, 0600, NULL, 0);
+
+	/* A client certificate that is not there. */
+	snprintf(text, sizeof(text),
+		 "[amqp]\ntls = 1\ntls_ca_file = %s\n"
+		 "tls_cert_file = %s/nonexistent.pem\ntls_key_file = %s\n",
+		 ca, tdir, key);
+	write_conf(text);
+	assert_int_equal(cfg_load(conf, &c, err, sizeof(err)), GB_ECONFIG);
+	snprintf(want, sizeof(want),
+		 "%s:4: amqp.tls_cert_file: cannot open %s/nonexistent.pem: No "
+		 "such file or directory",
+		 conf, tdir);
+	assert_string_equal(err, want);
+
+	/* Encrypting without verifying needs no CA. */
+	write_conf("[database]\ntls = 1\ntls_verify = 0\n");
+	if (cfg_load(conf, &c, err, sizeof(err)) != GB_OK)
+		fail_msg("%s", err);
+	assert_int_equal(c.db_tls, 1);
+	assert_int_equal(c.db_tls_verify, 0);
+
+	/* With tls = 0 the files are not used, so not looked at either; the
+	** pairing rule still holds. */
+	write_conf("[database]\ntls_ca_file = /nonexistent/ca.pem\n"
+		   "tls_cert_file = /nonexistent/c.pem\n"
+		   "tls_key_file = /nonexistent/c.key\n");
+	if (cfg_load(conf, &c, err, sizeof(err)) != GB_OK)
+		fail_msg("%s", err);
+	assert_string_equal(c.db_tls_key, "");
+
+	/* The key as a systemd credential. */
+	char dir[TPATH];
+	snprintf(dir, sizeof(dir), "%s/tls-creds", tdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	write_bytes("tls-creds/db.key", "key\n", 4, 0400, NULL, 0);
+	snprintf(text, sizeof(text),
+		 "[database]\ntls = 1\ntls_ca_file = %s\ntls_cert_file = %s\n"
+		 "tls_key_file = cred:db.key\n",
+		 ca, crt);
+	write_conf(text);
+	assert_int_equal(setenv("CREDENTIALS_DIRECTORY", dir, 1), 0);
+	int rc = cfg_load(conf, &c, err, sizeof(err));
+	unsetenv("CREDENTIALS_DIRECTORY");
+	if (rc != GB_OK)
+		fail_msg("%s", err);
+	assert_string_equal(c.db_tls_key_file, "cred:db.key");
+	snprintf(want, sizeof(want), "%s/db.key", dir);
+	assert_string_equal(c.db_tls_key, want);
+
+	/* Both sections wrong at once: every problem, each naming its key. */
+	write_conf("[amqp]\ntls = 1\n[database]\ntls = 1\n"
+		   "tls_key_file = /nonexistent/k\n");
+	assert_int_equal(cfg_load(conf, &c, err, sizeof(err)), GB_ECONFIG);
+	assert_contains(err, "amqp.tls_ca_file: needed when amqp.tls = 1");
+	assert_contains(err, "database.tls_ca_file: needed when database.tls = 1");
+	assert_contains(err, "database.tls_key_file: set without "
+			     "database.tls_cert_file");
+	assert_contains(err, "database.tls_key_file: cannot open /nonexistent/k");
+	assert_int_equal(count_lines(err), 4);
 }
 
 /* ---- reload ------------------------------------------------------------- */
@@ -920,6 +1096,7 @@ int main(void)
 		cmocka_unit_test(test_password_files),
 		cmocka_unit_test(test_password_file_missing_or_not_regular),
 		cmocka_unit_test(test_credentials),
+		cmocka_unit_test(test_tls_files),
 		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_print_hides_secrets),
 		cmocka_unit_test(test_sample_config_loads),
