@@ -214,6 +214,23 @@ void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
 	}
 	if (t->nreq == t->cap)
 		flush(w);
+	/* The same request twice in one batch (a producer re-sent it after
+	** a lost confirm, and both copies were queued): deciding both would
+	** fail the whole batch on the request's unique key, again and again
+	** at every redelivery, until the delivery limit dead-letters them.
+	** The copy already in the batch answers the pilot (same reply_to and
+	** correlation id); this one is done. */
+	for (size_t i = 0; i < t->nreq; i++) {
+		if (t->req[i].msgid &&
+		    strcmp(t->req[i].msgid, d->props.message_id) == 0) {
+			w->n_dup++;
+			log_info("pilot.match %s is twice in one batch; "
+				 "answering it once",
+				 d->props.message_id);
+			amq_ack(w->amq, d->gen, d->tag);
+			return;
+		}
+	}
 	struct wk_match_req *r = &t->req[t->nreq];
 	memset(r, 0, sizeof(*r));
 	r->gen = d->gen;
