@@ -221,15 +221,24 @@ void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
 	** The copy already in the batch answers the pilot (same reply_to and
 	** correlation id); this one is done. */
 	for (size_t i = 0; i < t->nreq; i++) {
-		if (t->req[i].msgid &&
-		    strcmp(t->req[i].msgid, d->props.message_id) == 0) {
-			w->n_dup++;
-			log_info("pilot.match %s is twice in one batch; "
-				 "answering it once",
-				 d->props.message_id);
-			amq_ack(w->amq, d->gen, d->tag);
+		struct wk_match_req *q = &t->req[i];
+		if (q->msgid == NULL ||
+		    strcmp(q->msgid, d->props.message_id) != 0)
+			continue;
+		if (q->gen != d->gen) {
+			/* The copy in the batch came on a connection that has
+			** died since: the broker took that delivery back and
+			** this is it again. Answer through the live one. */
+			q->gen = d->gen;
+			q->tag = d->tag;
 			return;
 		}
+		w->n_dup++;
+		log_info("pilot.match %s is twice in one batch; answering it "
+			 "once",
+			 d->props.message_id);
+		amq_ack(w->amq, d->gen, d->tag);
+		return;
 	}
 	struct wk_match_req *r = &t->req[t->nreq];
 	memset(r, 0, sizeof(*r));
@@ -782,6 +791,24 @@ static void flush(struct wk_worker *w)
 	** deliveries are parked meanwhile, so the batch cannot overflow. */
 	if (w->db == NULL || w->db_down)
 		return;
+	/* Requests of a connection that has died since were taken back by
+	** the broker, which delivers them again (here or to another worker);
+	** deciding them now would answer a pilot without the delivery that
+	** keeps the request safe. */
+	uint64_t gen = w->amq ? amq_generation(w->amq) : 0;
+	size_t live = 0;
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].gen == gen)
+			t->req[live++] = t->req[i];
+	if (live < t->nreq)
+		log_info("pilot.match: %zu request(s) of a closed connection "
+			 "left to their redelivery",
+			 t->nreq - live);
+	t->nreq = live;
+	if (t->nreq == 0) {
+		reset_batch(t);
+		return;
+	}
 	struct arena a;
 	arena_init(&a, t->cap * WK_REQ_BYTES + (1u << 20));
 	int rc = wk_tq_config(w);
