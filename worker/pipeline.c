@@ -80,7 +80,10 @@ int wk_db_connect(struct wk_worker *w)
 			log_warn("database: %s", err);
 			return rc;
 		}
-	} else if (st_ping(w->db) != GB_OK && st_reconnect(w->db) != GB_OK) {
+	} else if ((w->db_down || st_ping(w->db) != GB_OK) &&
+		   st_reconnect(w->db) != GB_OK) {
+		/* After a lost connection, reconnect rather than trust a ping:
+		** a Galera node on its way out still answers pings. */
 		log_warn("database: %s", st_error(w->db));
 		return GB_EDBGONE;
 	}
@@ -204,13 +207,19 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 			amq_ack(w->amq, p->gen, p->tags[i]);
 		break;
 	case AMQ_CONFIRM_NACK:
-		/* The broker refused the event: hand the request back; its
-		** redelivery finds the decision and republishes the outbox. */
-		log_warn("broker refused publish %" PRIu64, seq);
+		/* The broker refused the event. The decision is committed and
+		** the row stays in the outbox, where the relay publishes it
+		** when its lease ends, so the request is done: ack it. Handing
+		** it back instead looped (redelivery, "already decided",
+		** publish, refused again) until the delivery limit, while a
+		** quorum queue's leader node was down (cluster test). */
+		log_warn("broker refused publish %" PRIu64
+			 "; the outbox relay sends it later",
+			 seq);
 		if (p->has_delivery)
-			amq_nack(w->amq, p->gen, p->tag, 1);
+			amq_ack(w->amq, p->gen, p->tag);
 		for (size_t i = 0; i < p->ntags; i++)
-			amq_nack(w->amq, p->gen, p->tags[i], 1);
+			amq_ack(w->amq, p->gen, p->tags[i]);
 		break;
 	case AMQ_CONFIRM_LOST:
 		/* Connection gone: the broker requeues the delivery itself. */

@@ -135,11 +135,21 @@ static void db_housekeeping(struct app *app, double t)
 	}
 	if (t < app->next_db_try)
 		return;
+	int v = 0, vrc = GB_EDBGONE;
 	if (wk_db_connect(&app->w) == GB_OK) {
+		vrc = st_schema_version(app->w.db, &v);
+		/* A node that accepted the connection and then failed the
+		** query (a Galera node leaving the cluster answers 1047, a
+		** restart drops it) is an outage, not a wrong schema. */
+		if (vrc == GB_EDBGONE) {
+			log_warn("database: schema version query: %s (%s)",
+				 gb_strerror(vrc), st_error(app->w.db));
+			app->w.db_down = 1;
+		}
+	}
+	if (vrc == GB_OK || (vrc != GB_EDBGONE && app->w.db)) {
 		app->db_down_since = 0;
-		int v = 0;
-		if (st_schema_version(app->w.db, &v) != GB_OK ||
-		    v < GB_SCHEMA_REQUIRED) {
+		if (vrc != GB_OK || v < GB_SCHEMA_REQUIRED) {
 			log_error("database schema version %d, this worker "
 				  "needs %d: run `gridbroker db migrate`",
 				  v, GB_SCHEMA_REQUIRED);

@@ -14,6 +14,8 @@
 #   FAULTS_OUT        where ledgers, logs and the report go
 #                     (default BINDIR/faults-out)
 #   FAULTS_KEEP_SERVERS=1  leave the suite's servers running afterwards
+#   FAULTS_DB_PORT, FAULTS_AMQP_PORT, FAULTS_NODENAME  the suite's servers
+#                     (default 3417, 5683, gbfaults@localhost)
 #
 # The suite runs its own MariaDB and RabbitMQ (scripts/services with
 # GB_RUN_DIR=run/faults and other ports), so restarting them disturbs no
@@ -53,7 +55,7 @@ RANDOM=$SEED
 export GB_RUN_DIR=$GB_SRC/run/faults
 export GB_DB_PORT=${FAULTS_DB_PORT:-3417}
 export GB_AMQP_PORT=${FAULTS_AMQP_PORT:-5683}
-export GB_RABBITMQ_NODENAME=gbfaults@localhost
+export GB_RABBITMQ_NODENAME=${FAULTS_NODENAME:-gbfaults@localhost}
 SERVICES=$GB_SRC/scripts/services
 
 rm -rf "$OUT"
