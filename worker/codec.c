@@ -230,7 +230,11 @@ static int scan_container(struct scan *s, int depth, uint64_t n, int is_map)
 				klen = be_read(k + 1, hl);
 				kp = k + 1 + hl;
 			}
-			if (kp)
+			/* an empty key is named "" so a path never ends
+			** in a bare dot or vanishes at the root */
+			if (kp && klen == 0)
+				snprintf(key, sizeof(key), "\"\"");
+			else if (kp)
 				cod_sanitize(key, sizeof(key),
 					     (const char *)kp, (size_t)klen,
 					     40);
@@ -325,6 +329,17 @@ int cod_unpack(const void *buf, size_t len, int max_depth, size_t max_values,
 	int rc = scan_value(&s, 1);
 	if (rc != GB_OK)
 		return rc;
+	/* Text (JSON sent by mistake, a log line) scans as one positive
+	** fixint and trailing bytes; say what the producer sent instead. */
+	const unsigned char *first = buf;
+	if (s.p != s.end && first[0] >= 0x20 && first[0] < 0x7f &&
+	    is_text(buf, len)) {
+		char shown[48];
+		cod_sanitize(shown, sizeof(shown), buf, len, 40);
+		return cod_fail(err, GB_EDECODE, "",
+				"not msgpack: %zu bytes of text ('%s')", len,
+				shown);
+	}
 	if (s.p != s.end)
 		return cod_fail(err, GB_EDECODE, "",
 				"trailing data after the message (%zu bytes)",
@@ -630,8 +645,11 @@ static int map_fields(const msgpack_object *map, const char *path,
 	for (uint32_t i = 1; i < m->size; i++) {
 		if (keyref_same(&keys[i - 1], &keys[i])) {
 			char key[48], field[96];
-			cod_sanitize(key, sizeof(key), keys[i].p, keys[i].n,
-				     40);
+			if (keys[i].n == 0) /* named "", not a bare dot */
+				snprintf(key, sizeof(key), "\"\"");
+			else
+				cod_sanitize(key, sizeof(key), keys[i].p,
+					     keys[i].n, 40);
 			snprintf(field, sizeof(field), "%s%s%s", path,
 				 path[0] ? "." : "", key);
 			return cod_fail(err, GB_EDUP, field, "duplicate key");
