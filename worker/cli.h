@@ -39,6 +39,9 @@ int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file);
 ** replacing the analysis tables. Returns 0 or 1 (printed why). */
 int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file);
 
+/* `gridbroker summary [--since T] [--top N] [--json]` (cli_summary.c). */
+int cli_cmd_summary(struct cli *cli, int argc, char **argv);
+
 /* `gridbroker job submit FILE.json`. */
 int cli_cmd_job_submit(struct cli *cli, int argc, char **argv);
 

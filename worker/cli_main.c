@@ -634,6 +634,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{"events", "[-n COUNT] [-t SECONDS] [--json] [ROUTING-KEY ...]", "subscribe to gridbroker.events and print events as they arrive (default key: #)", 1, cmd_events},
 	{"publish", "ROUTING-KEY FILE|- [--message-id ID]", "publish a file's bytes unchanged as a request (replay a dead letter, test bad input)", 1, cmd_publish},
 	{"dlq", "[-n COUNT] [--remove] [--json]", "list dead-lettered requests with the field and problem that rejected them", 1, cmd_dlq},
+	{"summary", "[--since T] [--top N] [--json]", "what the workers decided since T (unix seconds, RFC 3339, or a duration back from now such as 30m, 12h, 7d; default: everything): tasks by nucleus, jobs by queue, pilot outcomes and the most frequent rejection reasons", 1, cli_cmd_summary},
 	{"explain", "FILE.json [--json]", "run the engine offline on a scenario file (task, job, analysis job, DIRAC match or \"kind\": \"timeout\" scenario): every candidate's weight or reasons, the stages and the decision (analysis: the throttle first; timeout: each job's rule or next check, TO-13 per rebro row)", 0, cmd_explain},
 	{"help", "[COMMAND]", "show this list, or one command's usage", 0, cmd_help},
 	{"version", "", "print the version", 0, cmd_version},
@@ -641,13 +642,79 @@ static const struct cli_cmd cli_cmds[] = {
 };
 /* clang-format on */
 
+/*
+** Print `text` to `out` wrapped at 78 columns: the first line indented by
+** `indent` spaces, the others by `hang`. Words longer than a line stay
+** whole.
+*/
+static void print_wrapped(FILE *out, const char *text, int indent, int hang)
+{
+	const int width = 78;
+	int col = 0;
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		size_t n = strcspn(p, " ");
+		if (n == 0)
+			break;
+		if (col > 0 && col + 1 + (int)n > width) {
+			fputc('\n', out);
+			col = 0;
+			indent = hang;
+		}
+		if (col == 0) {
+			fprintf(out, "%*s", indent, "");
+			col = indent;
+		} else {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, n, out);
+		col += (int)n;
+		p += n;
+	}
+	if (col > 0)
+		fputc('\n', out);
+}
+
+/* One command as `help` and `COMMAND --help` show it, man-page style:
+** the synopsis, then the description indented below it. */
+static void print_command(FILE *out, const struct cli_cmd *c)
+{
+	char synopsis[512];
+	snprintf(synopsis, sizeof(synopsis), "gridbroker %s%s%s", c->name,
+		 c->usage[0] ? " " : "", c->usage);
+	print_wrapped(out, synopsis, 2, 8);
+	print_wrapped(out, c->help, 6, 6);
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: gridbroker [-c FILE] COMMAND [ARGS]\n\n"
 		     "  -c, --config FILE  configuration (default: $GB_CONFIG "
-		     "or /etc/gridbroker/gridbroker.conf)\n\ncommands:\n");
+		     "or /etc/gridbroker/gridbroker.conf)\n"
+		     "  -h, --help         this list; COMMAND --help or help "
+		     "COMMAND: one command\n"
+		     "  -V, --version      print the version\n\ncommands:\n");
 	for (const struct cli_cmd *c = cli_cmds; c->name; c++)
-		fprintf(out, "  %-12s %-28s %s\n", c->name, c->usage, c->help);
+		print_command(out, c);
+}
+
+/* Print the commands whose name is, or starts with, the words `want`
+** ("db", "tq list"); return how many. */
+static int print_matching(FILE *out, const char *want)
+{
+	size_t n = strlen(want);
+	int found = 0;
+	for (const struct cli_cmd *c = cli_cmds; c->name; c++) {
+		if (strncmp(c->name, want, n) == 0 &&
+		    (c->name[n] == '\0' || c->name[n] == ' ')) {
+			print_command(out, c);
+			found++;
+		}
+	}
+	return found;
 }
 
 static int cmd_help(struct cli *cli, int argc, char **argv)
@@ -660,12 +727,12 @@ static int cmd_help(struct cli *cli, int argc, char **argv)
 	char want[64];
 	snprintf(want, sizeof(want), "%s%s%s", argv[0], argc > 1 ? " " : "",
 		 argc > 1 ? argv[1] : "");
-	for (const struct cli_cmd *c = cli_cmds; c->name; c++) {
-		if (strcmp(c->name, want) == 0 ||
-		    strncmp(c->name, want, strlen(want)) == 0) {
-			printf("usage: gridbroker %s %s\n  %s\n", c->name,
-			       c->usage, c->help);
-		}
+	if (print_matching(stdout, want) == 0) {
+		fprintf(stderr,
+			"gridbroker: no command '%s' (gridbroker help lists "
+			"them)\n",
+			want);
+		return 1;
 	}
 	return 0;
 }
@@ -731,8 +798,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < nrest; k++) {
 			if (strcmp(rest[k], "--help") == 0 ||
 			    strcmp(rest[k], "-h") == 0) {
-				printf("usage: gridbroker %s %s\n  %s\n",
-				       c->name, c->usage, c->help);
+				print_command(stdout, c);
 				return 0;
 			}
 		}
@@ -744,7 +810,21 @@ int main(int argc, char **argv)
 				c->usage);
 		return rc;
 	}
-	fprintf(stderr, "gridbroker: unknown command '%s'\n", argv[i]);
-	usage(stderr);
+	/* A group word alone ("db", "tq") or with --help: its commands. */
+	if (i + 1 >= argc || strcmp(argv[i + 1], "--help") == 0 ||
+	    strcmp(argv[i + 1], "-h") == 0) {
+		int help = i + 1 < argc;
+		if (print_matching(help ? stdout : stderr, argv[i]) > 0) {
+			if (!help)
+				fprintf(stderr,
+					"gridbroker %s: which one? (above)\n",
+					argv[i]);
+			return help ? 0 : 2;
+		}
+	}
+	fprintf(stderr, "gridbroker: unknown command '%s'", argv[i]);
+	if (i + 1 < argc)
+		fprintf(stderr, " '%s'", argv[i + 1]);
+	fprintf(stderr, " (gridbroker --help lists the commands)\n");
 	return 2;
 }
