@@ -38,6 +38,7 @@
 
 #include "gb_error.h"
 #include "hostlist.h"
+#include "httpd.h"
 
 #define FIELD_SIZE(f) sizeof(((struct gb_config *)0)->f)
 
@@ -150,6 +151,12 @@ const struct cfg_key cfg_keys[] = {
 	       "empty in production"),
 	K_INT("worker", "watchdog", watchdog, 0, 1, "1", 0,
 	      "1: ping systemd's watchdog when the unit sets WatchdogSec="),
+	K_STR("worker", "metrics_listen", metrics_listen, "127.0.0.1:9464", 0,
+	      "host:port of GET /metrics and /healthz; port 0 = any free "
+	      "port, empty = off; --instance N adds N-1 to the port"),
+	K_INT("worker", "metrics_allow_remote", metrics_allow_remote, 0, 1,
+	      "0", 0, "1: allow a metrics_listen address that is not "
+	      "loopback"),
 
 	K_INT("dirac", "match_batch", match_batch, 1, 256, "64", 0,
 	      "pilot.match requests claimed in one transaction (group commit)"),
@@ -727,6 +734,28 @@ static void check_tls(struct cfg_parse *p, const struct tls_fields *f)
 	}
 }
 
+/* [worker] metrics_listen: a well-formed host:port, and loopback unless
+** metrics_allow_remote says otherwise: the endpoint has no
+** authentication, so exposing it must be a decision. */
+static void check_metrics(struct cfg_parse *p)
+{
+	const struct gb_config *c = p->c;
+	if (c->metrics_listen[0] == '\0')
+		return;
+	const struct cfg_key *k =
+		key_by_field(offsetof(struct gb_config, metrics_listen));
+	char host[CFG_STR], why[CFG_STR + 160];
+	int port = 0, loopback = 0;
+	if (hd_parse_listen(c->metrics_listen, host, sizeof(host), &port,
+			    &loopback, why, sizeof(why)) != GB_OK)
+		key_error(p, k, p->lines[k - cfg_keys], why);
+	else if (!loopback && !c->metrics_allow_remote)
+		key_error(p, k, p->lines[k - cfg_keys],
+			  "not a loopback address: the endpoint has no "
+			  "authentication; set worker.metrics_allow_remote = 1 "
+			  "to serve it on another interface");
+}
+
 /* Checks that involve more than one key, run once the file is parsed. */
 static void cross_checks(struct cfg_parse *p)
 {
@@ -764,6 +793,7 @@ static void cross_checks(struct cfg_parse *p)
 			key_error(p, k, p->lines[k - cfg_keys], why);
 	}
 
+	check_metrics(p);
 	check_hosts(p, offsetof(struct gb_config, amqp_host),
 		    offsetof(struct gb_config, amqp_port));
 	check_hosts(p, offsetof(struct gb_config, db_host),

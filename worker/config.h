@@ -33,7 +33,8 @@
 **   worker.max_message_bytes 1048576, worker.max_decode_bytes 8388608,
 **   worker.clock_offset_file "" (reloadable; test seam: a file holding
 **   seconds to add to the wall clock, re-read on every use),
-**   worker.watchdog 1
+**   worker.watchdog 1, worker.metrics_listen 127.0.0.1:9464 (empty = off),
+**   worker.metrics_allow_remote 0
 */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -84,6 +85,8 @@ struct gb_config {
 	int max_decode_bytes;
 	char clock_offset_file[PATH_MAX];
 	int watchdog;              /* 1: ping systemd's watchdog */
+	char metrics_listen[CFG_STR]; /* host:port of /metrics, "" = off */
+	int metrics_allow_remote;  /* 1: metrics_listen may be non-loopback */
 	/* [dirac] */
 	int match_batch;           /* pilot.match requests per group commit */
 	int index_refresh_ms;      /* task queue index refresh period */

@@ -16,6 +16,7 @@
 #include "codec.h"
 #include "gb_error.h"
 #include "log.h"
+#include "metrics.h"
 #include "pipeline_internal.h"
 #include "scenario.h"
 
@@ -30,11 +31,13 @@ struct wk_pending {
 	uint64_t *tags;      /* or these deliveries of generation gen (a
 				group commit), malloc'd */
 	size_t ntags;
+	double t0;           /* clk_mono() at the publish (metrics) */
 };
 
 int wk_init(struct wk_worker *w, const struct gb_config *cfg, const char *id)
 {
 	memset(w, 0, sizeof(*w));
+	w->mx_type = w->mx_outcome = -1;
 	w->cfg = cfg;
 	snprintf(w->id, sizeof(w->id), "%s", id);
 	w->npend = (size_t)(cfg->amqp_confirm_window > 0 ? cfg->amqp_confirm_window
@@ -74,6 +77,7 @@ size_t wk_inflight(const struct wk_worker *w)
 int wk_db_connect(struct wk_worker *w)
 {
 	char err[256] = "";
+	int had = w->db != NULL; /* else the first connect, not a reconnect */
 	if (w->db == NULL) {
 		int rc = st_open(w->cfg, &w->db, err, sizeof(err));
 		if (rc != GB_OK) {
@@ -87,6 +91,8 @@ int wk_db_connect(struct wk_worker *w)
 		log_warn("database: %s", st_error(w->db));
 		return GB_EDBGONE;
 	}
+	if (w->db_down && had)
+		mx_wk_reconnect(MX_TG_DB);
 	if (w->db_down)
 		log_info("database connection restored");
 	w->db_down = 0;
@@ -140,6 +146,7 @@ static int publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 	memset(p, 0, sizeof(*p));
 	p->used = 1;
 	p->seq = seq;
+	p->t0 = clk_mono();
 	p->outbox_id = r->id;
 	if (d) {
 		p->has_delivery = 1;
@@ -194,6 +201,8 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 			p = &w->pend[i];
 	if (p == NULL)
 		return;
+	if (outcome != AMQ_CONFIRM_LOST)
+		mx_wk_amqp_roundtrip(clk_mono() - p->t0);
 	switch (outcome) {
 	case AMQ_CONFIRM_ACK:
 		if (p->outbox_id && w->db && !w->db_down) {
@@ -254,6 +263,8 @@ void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 		.headers = headers,
 	};
 	w->n_dead++;
+	mx_wk_dead_letter(d->routing_key);
+	wk_mx_outcome(w, MX_O_DEAD_LETTERED);
 	log_warn("dead-lettered %s message %s: %s",
 		 d->routing_key ? d->routing_key : "?",
 		 d->props.message_id ? d->props.message_id : "(no id)", hdr);
@@ -269,6 +280,7 @@ void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 	memset(p, 0, sizeof(*p));
 	p->used = 1;
 	p->seq = seq;
+	p->t0 = clk_mono();
 	p->has_delivery = 1;
 	p->gen = d->gen;
 	p->tag = d->tag;
@@ -341,6 +353,7 @@ static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
 	rc = tb_broker(task, nuclei, n, &p, &rng, cands, &dec);
 	if (rc != GB_OK)
 		return rc;
+	mx_wk_decision(&dec);
 
 	const char *nucleus = dec.chosen >= 0 ? cands[dec.chosen].name : NULL;
 	long long retry_at =
@@ -397,6 +410,7 @@ void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
 		enum dec_outcome outcome, const char *fmt, ...)
 {
 	w->n_decided++;
+	wk_mx_outcome(w, outcome == DEC_ASSIGNED ? MX_O_ASSIGNED : MX_O_PENDING);
 	if (outcome == DEC_ASSIGNED)
 		w->n_assigned++;
 	else
@@ -431,6 +445,7 @@ void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
 		    long long now, struct arena *a)
 {
 	w->n_dup++;
+	wk_mx_outcome(w, MX_O_DUPLICATE);
 	struct st_outbox_row *rows = NULL;
 	size_t n = 0;
 	int rc = st_outbox_claim_request(w->db, d->props.message_id, w->id,
@@ -520,9 +535,51 @@ static const struct wk_route wk_routes[] = {
 	{NULL, NULL},
 };
 
+/* Outcomes that are decisions: they get a latency observation. */
+static int mx_is_decision(enum mx_outcome o)
+{
+	return o == MX_O_ASSIGNED || o == MX_O_PENDING ||
+	       o == MX_O_THROTTLED || o == MX_O_MATCHED ||
+	       o == MX_O_NOMATCH || o == MX_O_ACCEPTED ||
+	       o == MX_O_UPDATED || o == MX_O_IGNORED;
+}
+
+void wk_mx_outcome(struct wk_worker *w, enum mx_outcome o)
+{
+	if (w->mx_type >= 0)
+		w->mx_outcome = (int)o;
+}
+
+void wk_mx_settled(enum mx_rtype t, enum mx_outcome o, double t0)
+{
+	mx_wk_request(t, o, 1);
+	if (mx_is_decision(o))
+		mx_wk_decision_latency(t, clk_mono() - t0);
+}
+
+static void on_delivery(struct wk_worker *w, const struct amq_delivery *d);
+
+/*
+** Every delivery is counted once by type and outcome, here, after its
+** handler: the handlers only name the outcome (wk_mx_outcome). A
+** pilot.match that joined the batch names none; the batch counts it when
+** it is answered (pipeline_match.c).
+*/
 void wk_on_delivery(void *ud, const struct amq_delivery *d)
 {
 	struct wk_worker *w = ud;
+	w->mx_type = (int)mx_index(&mx_dim_type, d->routing_key);
+	w->mx_outcome = -1;
+	w->mx_t0 = clk_mono();
+	on_delivery(w, d);
+	if (w->mx_outcome >= 0)
+		wk_mx_settled((enum mx_rtype)w->mx_type,
+			      (enum mx_outcome)w->mx_outcome, w->mx_t0);
+	w->mx_type = w->mx_outcome = -1;
+}
+
+static void on_delivery(struct wk_worker *w, const struct amq_delivery *d)
+{
 	if (w->db == NULL || w->db_down) {
 		/* No database: hold the request until it is back (see
 		** pipeline_park.c); the main loop closes the AMQP connection
@@ -599,6 +656,7 @@ static void tasks_pending_scan(struct wk_worker *w)
 		for (size_t i = 0; i < done; i++)
 			wk_publish_row(w, &rows[i], NULL);
 		w->n_retried += done;
+		mx_wk_request(MX_T_TASK_BROKER, MX_O_RETRIED, (double)done);
 		if (done)
 			log_info("retried %zu pending task(s)", done);
 	}

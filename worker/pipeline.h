@@ -46,7 +46,13 @@ struct wk_worker {
 	** amqp_prefetch of them, since the broker sends no more. */
 	struct wk_parked *parked;
 	size_t nparked, cap_parked;
-	/* counters (exported as metrics later) */
+	/* The delivery being handled, for the metrics (pipeline.c):
+	** its mx_rtype (-1 outside a delivery), the outcome the handler
+	** reached (-1 none yet; the last one set wins, so a decision whose
+	** commit failed ends as the error) and when it came. */
+	int mx_type, mx_outcome;
+	double mx_t0;
+	/* counters (the stopping line; the metrics are in metrics.c) */
 	unsigned long n_decided, n_assigned, n_pending, n_dead, n_dup,
 		n_retried, n_relayed, n_db_errors, n_matched, n_nomatch,
 		n_claim_lost, n_submitted, n_status, n_parked;

@@ -134,6 +134,7 @@ int wk_decide_analysis(struct wk_worker *w, struct gm_request *r,
 			rc = ab_distribute(&ap, nj, job_queue);
 		if (rc != GB_OK)
 			return rc;
+		mx_wk_decision(&dec);
 	}
 	/* The production plan shape, so the store and the jobs.* event
 	** encoder serve both brokerages. */
@@ -177,6 +178,7 @@ int wk_decide_analysis(struct wk_worker *w, struct gm_request *r,
 			   r->t.task_id, r->an.user ? r->an.user : "?",
 			   th.rule, th.code, th.value, th.limit, nj,
 			   AB_PENDING_RETRY_S, decision_id, request_id);
+		wk_mx_outcome(w, MX_O_THROTTLED);
 		return GB_OK;
 	}
 	rc = wk_jobs_event(w, r, queues, &dec, &plan, decision_id, request_id,

@@ -14,6 +14,7 @@
 #include "codec_tq.h"
 #include "decision.h"
 #include "gridmodel.h"
+#include "metrics.h"
 #include "pipeline.h"
 #include "priority.h"
 #include "tqindex.h"
@@ -88,6 +89,15 @@ void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
 		enum dec_outcome outcome, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* Metrics: the outcome of the delivery being handled (ignored outside
+** one: the pending scans count their own). */
+void wk_mx_outcome(struct wk_worker *w, enum mx_outcome o);
+
+/* Metrics: a request of type t settled outside its delivery (a batched
+** pilot.match): count it, and for a decision the time since t0
+** (clk_mono() when it was delivered). */
+void wk_mx_settled(enum mx_rtype t, enum mx_outcome o, double t0);
+
 /* Test seam: GB_TEST_CRASH_AT=<where> kills the process at that point. */
 void wk_crash_point(const char *where);
 
@@ -143,6 +153,7 @@ struct wk_match_req {
 	long long tq_cpu;
 	const char *owner, *owner_group;
 	long long decision_id;
+	double t0;               /* clk_mono() at delivery (metrics) */
 };
 
 struct wk_reply_wait;

@@ -156,6 +156,7 @@ static int decide_jobs(struct wk_worker *w, struct gm_request *r,
 	rc = jb_broker(&r->t, queues, nq, &p, &env, &rng, cands, &dec, &plan);
 	if (rc != GB_OK)
 		return rc;
+	mx_wk_decision(&dec);
 
 	size_t unassigned = r->njobs - plan.nassigned;
 	long long retry_at = (dec.outcome == DEC_PENDING || unassigned > 0)
@@ -331,6 +332,7 @@ void wk_jobs_pending_scan(struct wk_worker *w)
 		for (size_t i = 0; i < done; i++)
 			wk_publish_row(w, &rows[i], NULL);
 		w->n_retried += done;
+		mx_wk_request(MX_T_JOB_BROKER, MX_O_RETRIED, (double)done);
 		if (done)
 			log_info("retried %zu pending job request(s)", done);
 	}

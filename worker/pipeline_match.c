@@ -234,6 +234,7 @@ void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
 			return;
 		}
 		w->n_dup++;
+		wk_mx_outcome(w, MX_O_DUPLICATE);
 		log_info("pilot.match %s is twice in one batch; answering it "
 			 "once",
 			 d->props.message_id);
@@ -244,6 +245,7 @@ void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
 	memset(r, 0, sizeof(*r));
 	r->gen = d->gen;
 	r->tag = d->tag;
+	r->t0 = w->mx_t0;
 	r->state = d->redelivered ? WK_MR_REDELIVERED : WK_MR_NEW;
 	r->msgid = keep(t, d->props.message_id);
 	r->reply_to = keep(t, d->props.reply_to);
@@ -430,6 +432,7 @@ static void answer_again(struct wk_worker *w, struct wk_match_req *r,
 			 const struct cdt_match *m)
 {
 	w->n_dup++;
+	wk_mx_settled(MX_T_PILOT_MATCH, MX_O_DUPLICATE, r->t0);
 	log_info("pilot.match %s already decided (decision %lld); answering "
 		 "again", r->msgid, m->decision_id);
 	int sent = send_reply(w, r->gen, r->tag, r->reply_to, r->corr_id, m);
@@ -722,14 +725,17 @@ static void answer_batch(struct wk_worker *w, struct st_outbox_row ev[2],
 			continue;
 		struct cdt_match m;
 		fill_match(r, &m);
+		mx_wk_tq_result(&r->res);
 		if (r->state == WK_MR_MATCHED) {
 			w->n_matched++;
+			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_MATCHED, r->t0);
 			log_debug("pilot %s at %s: job %lld of TQ %lld "
 				  "(decision %lld, request %s)",
 				  r->p.pilot_id, r->p.site, r->job_id,
 				  r->tq_id, r->decision_id, r->msgid);
 		} else {
 			w->n_nomatch++;
+			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_NOMATCH, r->t0);
 			log_debug("pilot %s at %s: no job, %s: %s (decision "
 				  "%lld, request %s)",
 				  r->p.pilot_id, r->p.site, r->code,

@@ -75,6 +75,7 @@ void wk_handle_panda_status(struct wk_worker *w, const struct amq_delivery *d,
 			rc = st_commit(w->db);
 		if (rc == GB_OK) {
 			w->n_status++;
+			wk_mx_outcome(w, already ? MX_O_DUPLICATE : res.outcome <= SP_HEARTBEAT ? MX_O_UPDATED : MX_O_IGNORED);
 			const char *word = s.heartbeat
 						   ? "heartbeat"
 						   : to_status_name(s.status);

@@ -82,6 +82,7 @@ void wk_park(struct wk_worker *w, const struct amq_delivery *d)
 	k->d.props.headers = NULL; /* no handler reads request headers */
 	w->nparked++;
 	w->n_parked++;
+	wk_mx_outcome(w, MX_O_PARKED);
 	if (w->nparked == 1)
 		log_warn("database unavailable: holding requests until it is "
 			 "back (first: %s)",
@@ -90,6 +91,7 @@ void wk_park(struct wk_worker *w, const struct amq_delivery *d)
 
 void wk_requeue(struct wk_worker *w, const struct amq_delivery *d)
 {
+	wk_mx_outcome(w, MX_O_ERROR); /* wk_park makes it "parked" */
 	if (w->db == NULL || w->db_down)
 		wk_park(w, d);
 	else

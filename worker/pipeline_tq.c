@@ -58,6 +58,7 @@ void wk_handle_job_submit(struct wk_worker *w, const struct amq_delivery *d,
 		if (rc == GB_OK && already) {
 			st_rollback(w->db);
 			w->n_dup++;
+			wk_mx_outcome(w, MX_O_DUPLICATE);
 			log_info("job.submit %s was processed before", msgid);
 			amq_ack(w->amq, d->gen, d->tag);
 			return;
@@ -70,6 +71,7 @@ void wk_handle_job_submit(struct wk_worker *w, const struct amq_delivery *d,
 			rc = st_commit(w->db);
 		if (rc == GB_OK) {
 			w->n_submitted += sub.njobs;
+			wk_mx_outcome(w, MX_O_ACCEPTED);
 			log_info("job.submit %s: %zu job(s) into %zu task "
 				 "queue(s), %zu new",
 				 msgid, sub.njobs, out.tqs, out.new_tqs);
@@ -130,6 +132,7 @@ void wk_handle_job_status(struct wk_worker *w, const struct amq_delivery *d,
 			rc = st_commit(w->db);
 		if (rc == GB_OK) {
 			w->n_status++;
+			wk_mx_outcome(w, already ? MX_O_DUPLICATE : found && applied ? MX_O_UPDATED : MX_O_IGNORED);
 			if (already)
 				w->n_dup++;
 			else if (!found)

@@ -39,6 +39,7 @@
 #include "clock.h"
 #include "gb_error.h"
 #include "log.h"
+#include "metrics.h"
 
 #define ST_CONNECT_TIMEOUT_S 5
 #define ST_READ_TIMEOUT_S 30
@@ -359,6 +360,14 @@ int st_prepared(struct st_db *db, enum st_sid id, const char *sql,
 	return GB_OK;
 }
 
+int st_stmt_execute(MYSQL_STMT *s)
+{
+	double t0 = clk_mono();
+	int ex = mysql_stmt_execute(s);
+	mx_wk_db_roundtrip(clk_mono() - t0);
+	return ex;
+}
+
 int st_exec(struct st_db *db, enum st_sid id, const char *sql,
 	    struct st_args *args, MYSQL_STMT **out)
 {
@@ -378,7 +387,7 @@ int st_exec(struct st_db *db, enum st_sid id, const char *sql,
 	mysql_stmt_free_result(s);
 	if (n && mysql_stmt_bind_param(s, args->b) != 0)
 		return st_fail_stmt(db, s);
-	if (mysql_stmt_execute(s) != 0)
+	if (st_stmt_execute(s) != 0)
 		return st_fail_stmt(db, s);
 	*out = s;
 	return GB_OK;
@@ -432,7 +441,10 @@ int st_plain(struct st_db *db, const char *sql, size_t len)
 	if (db->my == NULL)
 		return st_failf(db, GB_EDBGONE,
 				"not connected to the database");
-	if (mysql_real_query(db->my, sql, (unsigned long)len) != 0)
+	double t0 = clk_mono();
+	int ex = mysql_real_query(db->my, sql, (unsigned long)len);
+	mx_wk_db_roundtrip(clk_mono() - t0);
+	if (ex != 0)
 		return st_fail_conn(db);
 	/* Drain whatever came back (a migration may hold a SELECT). */
 	for (;;) {

@@ -179,6 +179,10 @@ int st_col_blob(struct st_db *db, MYSQL_STMT *s, struct st_cols *c, unsigned i,
 
 /* ---- execution ----------------------------------------------------------- */
 
+/* mysql_stmt_execute, timed for the DB round-trip metric (metrics.h):
+** every execute of the store goes through here. Returns its result. */
+int st_stmt_execute(MYSQL_STMT *s);
+
 /* The statement of slot `id`, prepared from `sql` on first use. */
 int st_prepared(struct st_db *db, enum st_sid id, const char *sql,
 		MYSQL_STMT **out);

@@ -175,7 +175,7 @@ int sj_query(struct st_db *db, enum st_sid id, const char *sql, MYSQL_BIND *pb,
 				(int)id, np, nr);
 	mysql_stmt_free_result(s);
 	if ((np && mysql_stmt_bind_param(s, pb) != 0) ||
-	    mysql_stmt_execute(s) != 0)
+	    st_stmt_execute(s) != 0)
 		return st_fail_stmt(db, s);
 	if (mysql_stmt_bind_result(s, rb) != 0 ||
 	    mysql_stmt_store_result(s) != 0) {

@@ -238,7 +238,7 @@ int stq_run(struct st_db *db, MYSQL_STMT *s, struct stq_binds *b,
 	mysql_stmt_free_result(s);
 	if (n && mysql_stmt_bind_param(s, mb) != 0)
 		return st_fail_stmt(db, s);
-	if (mysql_stmt_execute(s) != 0) {
+	if (st_stmt_execute(s) != 0) {
 		int rc = st_fail_stmt(db, s);
 		if (cols)
 			forget_stmt(db, s);

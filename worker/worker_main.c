@@ -27,7 +27,9 @@
 #include "clock.h"
 #include "config.h"
 #include "gb_error.h"
+#include "httpd.h"
 #include "log.h"
+#include "metrics.h"
 #include "pipeline.h"
 #include "store.h"
 
@@ -51,6 +53,7 @@ struct app {
 	double db_down_since; /* clk_mono() when the outage began; 0 = up */
 	uint64_t watchdog_usec;
 	unsigned long ticks;
+	struct hd_server *httpd; /* GET /metrics, /healthz; NULL when off */
 };
 
 static void on_state(void *ud, int up)
@@ -58,6 +61,8 @@ static void on_state(void *ud, int up)
 	struct app *app = ud;
 	if (up) {
 		log_info("AMQP connected, consuming");
+		if (app->ready_sent)
+			mx_wk_reconnect(MX_TG_AMQP);
 		if (!app->ready_sent) {
 			sd_notify(0, "READY=1\nSTATUS=consuming");
 			app->ready_sent = 1;
@@ -253,6 +258,68 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		amq_cancel_consumers(app->w.amq);
 }
 
+/* ---- GET /metrics and /healthz (httpd.h) ------------------------------- */
+
+static int http_metrics(void *ud, char *buf, size_t cap, size_t *need)
+{
+	struct app *app = ud;
+	mx_wk_gauges(app->w.amq && amq_is_up(app->w.amq),
+		     app->w.db && !app->w.db_down, (double)app->w.nparked,
+		     (double)wk_inflight(&app->w));
+	return mx_render(mx_wk(), buf, cap, need);
+}
+
+static int http_health(void *ud, char *why, size_t cap)
+{
+	struct app *app = ud;
+	int amqp = app->w.amq && amq_is_up(app->w.amq);
+	int db = app->w.db && !app->w.db_down;
+	snprintf(why, cap, "amqp %s, db %s", amqp ? "up" : "down",
+		 db ? "up" : "down");
+	return amqp && db;
+}
+
+static const struct hd_callbacks http_cb = {http_metrics, http_health};
+
+/*
+** Start the endpoint on [worker] metrics_listen. A numeric --instance N
+** (the systemd template's %i) moves a non-zero port up by N - 1, so the
+** instances of one host share one config file. Not being able to listen
+** is logged and the worker goes on: brokering matters more than being
+** watched, and the failed scrape is what alerts.
+*/
+static void http_start(struct app *app, const char *instance)
+{
+	const char *spec = app->cfg.metrics_listen;
+	if (spec[0] == '\0')
+		return;
+	char host[CFG_STR], err[CFG_STR + 160], moved[CFG_STR + 16];
+	int port = 0, loopback = 0;
+	if (hd_parse_listen(spec, host, sizeof(host), &port, &loopback, err,
+			    sizeof(err)) != GB_OK) {
+		log_error("metrics: %s", err);
+		return;
+	}
+	char *end = NULL;
+	long n = instance ? strtol(instance, &end, 10) : 0;
+	if (port != 0 && instance && *end == '\0' && n >= 1 &&
+	    port + n - 1 <= 65535) {
+		snprintf(moved, sizeof(moved), strchr(host, ':') ? "[%s]:%ld"
+								  : "%s:%ld",
+			 host, port + n - 1);
+		spec = moved;
+	}
+	app->httpd = hd_start(app->base, spec, &http_cb, app, err,
+			      sizeof(err));
+	if (app->httpd == NULL) {
+		log_error("metrics: %s; running without /metrics", err);
+		return;
+	}
+	log_info(strchr(host, ':') ? "metrics: listening on [%s]:%d"
+				   : "metrics: listening on %s:%d",
+		 host, hd_port(app->httpd));
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -364,6 +431,9 @@ int main(int argc, char **argv)
 		log_error("cannot create the event loop");
 		return 1;
 	}
+	if (mx_wk_init(GB_VERSION, (double)time(NULL)) != GB_OK)
+		log_error("metrics: the catalogue does not register (a bug)");
+	http_start(&app, instance);
 	app.cb.on_delivery = on_delivery;
 	app.cb.on_confirm = on_confirm;
 	app.cb.on_state = on_state;
@@ -396,6 +466,7 @@ int main(int argc, char **argv)
 		 app.w.n_matched, app.w.n_nomatch, app.w.n_claim_lost,
 		 app.w.n_submitted, app.w.n_status);
 	amqp_down(&app);
+	hd_free(app.httpd);
 	wk_free(&app.w);
 	event_free(app.tick);
 	for (int i = 0; i < 3; i++)

@@ -247,6 +247,8 @@ static const struct {
 	{ "worker.max_decode_bytes", "8388608", 0 },
 	{ "worker.clock_offset_file", "", 1 },
 	{ "worker.watchdog", "1", 0 },
+	{ "worker.metrics_listen", "127.0.0.1:9464", 0 },
+	{ "worker.metrics_allow_remote", "0", 0 },
 	{ "dirac.match_batch", "64", 0 },
 	{ "dirac.index_refresh_ms", "100", 1 },
 	{ "dirac.leader_lease", "30", 0 },
@@ -372,7 +374,8 @@ static void test_full_file_roundtrip(void **state)
 		 "pending_scan_interval = 1\noutbox_scan_interval = 3600\n"
 		 "outbox_lease = 7\nmax_message_bytes = 1024\n"
 		 "max_decode_bytes = 65536\nclock_offset_file = %s/offset\n"
-		 "watchdog = 0\n"
+		 "watchdog = 0\nmetrics_listen = 192.0.2.7:0\n"
+		 "metrics_allow_remote = 1\n"
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
@@ -428,6 +431,8 @@ static void test_full_file_roundtrip(void **state)
 		{ "worker.max_decode_bytes", "65536" },
 		{ "worker.clock_offset_file", want_off },
 		{ "worker.watchdog", "0" },
+		{ "worker.metrics_listen", "192.0.2.7:0" },
+		{ "worker.metrics_allow_remote", "1" },
 		{ "dirac.match_batch", "1" },
 		{ "dirac.index_refresh_ms", "60000" },
 		{ "dirac.leader_lease", "5" },
@@ -553,6 +558,20 @@ static const struct {
 	{ "no equals", "[amqp]\njust words\n", 2,
 	  "syntax error: expected [section] or key = value" },
 	{ "long line", "[amqp]\nhost = " S250 "\n", 2, "line longer than " },
+	{ "metrics not loopback", "[worker]\nmetrics_listen = 0.0.0.0:9464\n",
+	  2, "worker.metrics_listen: not a loopback address: the endpoint "
+	     "has no authentication; set worker.metrics_allow_remote = 1 to "
+	     "serve it on another interface" },
+	{ "metrics host name", "[worker]\nmetrics_listen = gb1.example.org:1\n",
+	  2, "worker.metrics_listen: not a loopback address" },
+	{ "metrics no port", "[worker]\nmetrics_listen = 127.0.0.1\n", 2,
+	  "worker.metrics_listen: \"127.0.0.1\": expected host:port (an IPv6 "
+	  "address in brackets)" },
+	{ "metrics bad port", "[worker]\nmetrics_listen = [::1]:65536\n", 2,
+	  "worker.metrics_listen: \"[::1]:65536\": bad port (0..65535, 0 = "
+	  "any)" },
+	{ "metrics v6 no brackets", "[worker]\nmetrics_listen = ::1:9464\n",
+	  2, "worker.metrics_listen: \"::1:9464\": expected host:port" },
 	{ "decode below message", "[worker]\nmax_message_bytes = 1048576\n"
 				  "max_decode_bytes = 65536\n",
 	  3, "worker.max_decode_bytes: 65536 is less than "
