@@ -86,10 +86,10 @@ CONF=$OUT/faults.conf
 awk -v hb=$HEARTBEAT '
 	/^\[/ { sec = $0 }
 	sec == "[amqp]" && /^heartbeat *=/ { next }
-	sec == "[worker]" && /^(outbox_scan_interval|log_level) *=/ { next }
+	sec == "[worker]" && /^(outbox_scan_interval|log_level|metrics_listen) *=/ { next }
 	{ print }
 	$0 == "[amqp]" { print "heartbeat=" hb }
-	$0 == "[worker]" { print "outbox_scan_interval=1"; print "outbox_lease=5"; print "log_level=info" }
+	$0 == "[worker]" { print "outbox_scan_interval=1"; print "outbox_lease=5"; print "log_level=info"; print "metrics_listen=127.0.0.1:0" }
 ' "$BASE_CONF" >"$CONF"
 
 log "fresh database, schema, sample grid"
