@@ -11,6 +11,7 @@
 #                          processed_messages, not a pilot_matches request,
 #                          not dead-lettered
 #   valid requests refused well-formed requests that were dead-lettered
+#                          and never decided
 #   garbage not refused    malformed requests that were not dead-lettered
 #   requests decided twice (kind, subject, request) with two decisions
 #   events unsent          outbox rows never confirmed by the broker
@@ -27,7 +28,11 @@
 # Reported, not failed: event copies beyond the first (the same message id
 # published again after a worker died between the broker's confirm and its
 # own bookkeeping — at-least-once delivery; subscribers drop them by
-# message id) and reply copies (a pilot asked again gets the same answer).
+# message id), reply copies (a pilot asked again gets the same answer) and
+# decided requests of which a redelivered copy reached the queue's delivery
+# limit and was dead-lettered by the broker (a worker lost its connection
+# between the decision and the ack once too often: the request was decided
+# once and answered; the dead letter is a stale copy).
 set -euo pipefail
 
 : "${OUT:?}" "${DB_NAME:?}" "${SERVICES:?}"
@@ -47,7 +52,9 @@ cut -f1 "$OUT/dead.tsv" 2>/dev/null | sort -u >"$C/dead" || : >"$C/dead"
 n_sent=$(wc -l <"$C/sent")
 n_bad=$(wc -l <"$C/sent.bad")
 lost=$(sort -u "$C/processed" "$C/dead" | comm -23 "$C/sent" - | tee "$C/lost" | wc -l)
-refused=$(comm -12 "$C/sent.good" "$C/dead" | tee "$C/refused" | wc -l)
+comm -12 "$C/sent.good" "$C/dead" >"$C/dead.good"
+refused=$(comm -23 "$C/dead.good" "$C/processed" | tee "$C/refused" | wc -l)
+dead_after=$(comm -12 "$C/dead.good" "$C/processed" | tee "$C/dead_after_decision" | wc -l)
 garbage_kept=$(comm -23 "$C/sent.bad" "$C/dead" | tee "$C/garbage_kept" | wc -l)
 
 twice=$(sql "select count(*) from (select 1 from decisions group by kind, subject, request_id having count(*) > 1) x")
@@ -115,6 +122,7 @@ row "pilots matched" "$n_matched"
 row "events in the stream (distinct)" "$n_events"
 row "event copies (at-least-once)" "$copies"
 row "reply copies (re-asked pilots)" "$reply_copies"
+row "decided, then a copy dead-lettered" "$dead_after"
 echo "  ---- invariants (all must be 0) ----"
 inv "requests lost" "$lost"
 inv "valid requests refused" "$refused"
