@@ -33,7 +33,8 @@
 **   worker.max_message_bytes 1048576, worker.max_decode_bytes 8388608,
 **   worker.clock_offset_file "" (reloadable; test seam: a file holding
 **   seconds to add to the wall clock, re-read on every use),
-**   worker.watchdog 1
+**   worker.watchdog 1, worker.decision_retention_days 30 (0 = forever,
+**   reloadable), worker.decision_retention_interval 60 (s, reloadable)
 */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -84,6 +85,8 @@ struct gb_config {
 	int max_decode_bytes;
 	char clock_offset_file[PATH_MAX];
 	int watchdog;              /* 1: ping systemd's watchdog */
+	int decision_retention_days;     /* 0 = keep decisions forever */
+	int decision_retention_interval; /* s between retention passes */
 	/* [dirac] */
 	int match_batch;           /* pilot.match requests per group commit */
 	int index_refresh_ms;      /* task queue index refresh period */

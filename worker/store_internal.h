@@ -75,6 +75,9 @@ enum st_sid {
 	/* store_anal.c */
 	ST_SID_ANAL_BASE,
 	ST_SID_ANAL_LAST = ST_SID_ANAL_BASE + 31,
+	/* store_decisions.c */
+	ST_SID_DEC_BASE,
+	ST_SID_DEC_LAST = ST_SID_DEC_BASE + 7,
 	ST_NSID
 };
 

@@ -247,6 +247,8 @@ static const struct {
 	{ "worker.max_decode_bytes", "8388608", 0 },
 	{ "worker.clock_offset_file", "", 1 },
 	{ "worker.watchdog", "1", 0 },
+	{ "worker.decision_retention_days", "30", 1 },
+	{ "worker.decision_retention_interval", "60", 1 },
 	{ "dirac.match_batch", "64", 0 },
 	{ "dirac.index_refresh_ms", "100", 1 },
 	{ "dirac.leader_lease", "30", 0 },
@@ -372,7 +374,8 @@ static void test_full_file_roundtrip(void **state)
 		 "pending_scan_interval = 1\noutbox_scan_interval = 3600\n"
 		 "outbox_lease = 7\nmax_message_bytes = 1024\n"
 		 "max_decode_bytes = 65536\nclock_offset_file = %s/offset\n"
-		 "watchdog = 0\n"
+		 "watchdog = 0\ndecision_retention_days = 0\n"
+		 "decision_retention_interval = 86400\n"
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
@@ -428,6 +431,8 @@ static void test_full_file_roundtrip(void **state)
 		{ "worker.max_decode_bytes", "65536" },
 		{ "worker.clock_offset_file", want_off },
 		{ "worker.watchdog", "0" },
+		{ "worker.decision_retention_days", "0" },
+		{ "worker.decision_retention_interval", "86400" },
 		{ "dirac.match_batch", "1" },
 		{ "dirac.index_refresh_ms", "60000" },
 		{ "dirac.leader_lease", "5" },
