@@ -83,4 +83,14 @@ int cli_cmd_job_status(struct cli *cli, int argc, char **argv);
 ** code. */
 int cli_explain_match(json_t *root, const char *file, int as_json);
 
+/* ---- decision records (cli_why.c) ------------------------------------ */
+
+/* `gridbroker why task|job|pilot ID [--json] [-a|--all]`: the stored
+** decision records of a task, a PanDA job or a pilot (its pilot id or
+** request id), latest first. Exit 1 with "no decision recorded for ..."
+** when there is none. */
+int cli_cmd_why_task(struct cli *cli, int argc, char **argv);
+int cli_cmd_why_job(struct cli *cli, int argc, char **argv);
+int cli_cmd_why_pilot(struct cli *cli, int argc, char **argv);
+
 #endif

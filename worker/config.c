@@ -157,6 +157,14 @@ const struct cfg_key cfg_keys[] = {
 	K_INT("worker", "metrics_allow_remote", metrics_allow_remote, 0, 1,
 	      "0", 0, "1: allow a metrics_listen address that is not "
 	      "loopback"),
+	K_INT("worker", "decision_retention_days", decision_retention_days, 0,
+	      36500, "30", 1,
+	      "days decision records are kept for `gridbroker why`; 0 keeps "
+	      "them forever"),
+	K_INT("worker", "decision_retention_interval",
+	      decision_retention_interval, 1, 86400, "60", 1,
+	      "seconds between retention passes (each deletes at most 1000 "
+	      "rows per table; a full batch goes on at the next tick)"),
 
 	K_INT("dirac", "match_batch", match_batch, 1, 256, "64", 0,
 	      "pilot.match requests claimed in one transaction (group commit)"),

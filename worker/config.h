@@ -34,7 +34,8 @@
 **   worker.clock_offset_file "" (reloadable; test seam: a file holding
 **   seconds to add to the wall clock, re-read on every use),
 **   worker.watchdog 1, worker.metrics_listen 127.0.0.1:9464 (empty = off),
-**   worker.metrics_allow_remote 0
+**   worker.metrics_allow_remote 0, worker.decision_retention_days 30 (0 = forever,
+**   reloadable), worker.decision_retention_interval 60 (s, reloadable)
 */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -87,6 +88,8 @@ struct gb_config {
 	int watchdog;              /* 1: ping systemd's watchdog */
 	char metrics_listen[CFG_STR]; /* host:port of /metrics, "" = off */
 	int metrics_allow_remote;  /* 1: metrics_listen may be non-loopback */
+	int decision_retention_days;     /* 0 = keep decisions forever */
+	int decision_retention_interval; /* s between retention passes */
 	/* [dirac] */
 	int match_batch;           /* pilot.match requests per group commit */
 	int index_refresh_ms;      /* task queue index refresh period */

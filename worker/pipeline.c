@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "codec.h"
+#include "decrec.h"
 #include "gb_error.h"
 #include "log.h"
 #include "metrics.h"
@@ -359,8 +360,7 @@ static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
 	long long retry_at =
 		dec.outcome == DEC_PENDING ? now + dec.retry_after_s : 0;
 	json_t *detail = scn_decision_json(&dec);
-	char *detail_s = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
-	json_decref(detail);
+	char *detail_s = dr_finish(detail, DR_RECORD_MAX);
 	long long decision_id = 0;
 	rc = st_task_decide(w->db, task, &dec, nucleus, now, retry_at,
 			    request_id, detail_s ? detail_s : "{}",

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "codec_panda.h"
+#include "decrec.h"
 #include "gb_error.h"
 #include "gridmodel.h"
 #include "log.h"
@@ -156,8 +157,7 @@ int wk_decide_analysis(struct wk_worker *w, struct gm_request *r,
 	json_t *detail = rpa_decision_json(r, th.throttled ? NULL : aq, nq,
 					   &dec, &ap, job_queue, &th, &st.user,
 					   tclass);
-	char *detail_s = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
-	json_decref(detail);
+	char *detail_s = dr_finish(detail, DR_RECORD_MAX);
 	long long decision_id = 0;
 	rc = st_jobs_decide(w->db, r, queues, &dec, &plan, request_id, body,
 			    len, now, retry_at, detail_s ? detail_s : "{}", set,

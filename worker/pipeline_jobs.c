@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "codec.h"
 #include "codec_jobs.h"
+#include "decrec.h"
 #include "gb_error.h"
 #include "gridmodel.h"
 #include "log.h"
@@ -163,8 +164,7 @@ static int decide_jobs(struct wk_worker *w, struct gm_request *r,
 				     ? now + JB_PENDING_RETRY_S
 				     : 0;
 	json_t *detail = rpj_detail_json(r, queues, nq, &dec, &plan, &p, &env);
-	char *detail_s = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
-	json_decref(detail);
+	char *detail_s = dr_finish(detail, DR_RECORD_MAX);
 	long long decision_id = 0;
 	rc = st_jobs_decide(w->db, r, queues, &dec, &plan, request_id, body,
 			    len, now, retry_at, detail_s ? detail_s : "{}",

@@ -37,7 +37,9 @@
 #include <time.h>
 
 #include "clock.h"
+#include "decrec.h"
 #include "gb_error.h"
+#include "jsonutil.h"
 #include "log.h"
 #include "pipeline_internal.h"
 #include "store_tq.h"
@@ -574,31 +576,70 @@ static void undo(struct wk_worker *w)
 	}
 }
 
-/* The detail kept with the decision (gridbroker why, explain). */
+/*
+** The decision record (decrec.h) kept with the decision for `gridbroker
+** why`: the TQ-10 counts as stages (what each filter that rejected any
+** TQ left of those considered, in the filters' table order, which is the
+** order tq_check applies them), each stage's cut with its rule, and the pick. Per-TQ reasons are
+** not kept here: matching is the hot path (many pilots a second over
+** hundreds of TQs) and the per-filter counts already say which criterion
+** failed; `gridbroker explain` on a match scenario lists every TQ.
+*/
 static char *detail_json(struct arena *a, const struct wk_match_req *r)
 {
-	char buf[1024];
-	int n = snprintf(buf, sizeof(buf),
-			 "{\"considered\":%zu,\"matched\":%zu,\"empty\":%zu,"
-			 "\"entrants\":%zu,\"topCpuTime\":%lld,"
-			 "\"lotteryTotal\":%.6g,\"lostClaims\":%d,"
-			 "\"rejected\":{",
-			 r->res.in, r->res.matched, r->res.empty,
-			 r->res.entrants, r->res.top_cpu,
-			 r->res.lottery_total, r->lost);
-	const char *sep = "";
-	for (int f = 0; f < TQ_NFILTERS && n > 0 && (size_t)n < sizeof(buf);
-	     f++) {
-		if (r->res.rejected[f] == 0)
-			continue;
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%s\"%s\":%zu",
-			      sep, tq_filter((enum tq_filter_id)f)->name,
-			      r->res.rejected[f]);
-		sep = ",";
+	const struct tq_result *m = &r->res;
+	json_t *o = json_object(), *by = json_object(), *st = json_array();
+	int bad = o == NULL || by == NULL || st == NULL;
+	long in = (long)m->in;
+	for (int f = 0; !bad && f < TQ_NFILTERS; f++) {
+		const struct tq_filter_desc *fd = tq_filter((enum tq_filter_id)f);
+		long cut = (long)m->rejected[f];
+		if (cut == 0)
+			continue; /* PanDA-style: only the stages that cut */
+		json_t *s = json_object();
+		/* s belongs to st from here, so every failure below frees it */
+		bad |= ju_push(st, s) || ju_set(s, "name", ju_str(fd->name)) ||
+		       ju_set(s, "rule", ju_str(fd->rule)) ||
+		       ju_set(s, "in", json_integer(in)) ||
+		       ju_set(s, "out", json_integer(in - cut));
+		if (!bad) {
+			json_t *c = json_object();
+			bad |= ju_set(s, "cut", c) ||
+			       ju_set(c, "rule", ju_str(fd->rule)) ||
+			       ju_set(c, "code", ju_str(fd->name)) ||
+			       ju_set(c, "count", json_integer(cut)) ||
+			       ju_set(by, fd->name, json_integer(cut));
+		}
+		in -= cut;
 	}
-	if (n > 0 && (size_t)n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - (size_t)n, "}}");
-	return arena_strdup(a, buf);
+	int matched = r->state == WK_MR_MATCHED;
+	bad |= bad || ju_set(o, "decision", ju_str(matched ? "matched"
+							    : "nomatch")) ||
+	       ju_set(o, "code", ju_str(r->code)) ||
+	       ju_set(o, "reason", ju_str(r->reason)) ||
+	       ju_set(o, "pilot", ju_str(r->p.pilot_id)) ||
+	       ju_set(o, "site", ju_str(r->p.site)) ||
+	       ju_set(o, "tq", matched ? json_integer(r->tq_id) : json_null()) ||
+	       ju_set(o, "job", matched ? json_integer(r->job_id) : json_null()) ||
+	       ju_set(o, "considered", json_integer((json_int_t)m->in)) ||
+	       ju_set(o, "matched", json_integer((json_int_t)m->matched)) ||
+	       ju_set(o, "empty", json_integer((json_int_t)m->empty)) ||
+	       ju_set(o, "entrants", json_integer((json_int_t)m->entrants)) ||
+	       ju_set(o, "topCpuTime", json_integer(m->top_cpu)) ||
+	       ju_set(o, "lotteryTotal", json_real(m->lottery_total)) ||
+	       ju_set(o, "lostClaims", json_integer(r->lost)) ||
+	       json_object_set(o, "rejectedBy", by) ||
+	       json_object_set(o, "stages", st);
+	json_decref(by);
+	json_decref(st);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	char *s = dr_finish(o, DR_RECORD_MAX);
+	char *out = s ? arena_strdup(a, s) : NULL;
+	free(s);
+	return out;
 }
 
 /* Queue one batch event (all matched or all not) in the outbox. */

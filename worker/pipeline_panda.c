@@ -30,6 +30,7 @@
 
 #include "clock.h"
 #include "codec_panda.h"
+#include "decrec.h"
 #include "gb_error.h"
 #include "log.h"
 #include "pipeline_internal.h"
@@ -153,9 +154,9 @@ static char *verdict_detail(const struct sp_job *j, const struct to_verdict *v,
 		json_object_set_new(f, "excess", json_integer(out->excess));
 		json_object_set_new(o, "fastRebro", f);
 	}
-	char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12));
-	json_decref(o);
-	return s;
+	json_object_set_new(o, "decision",
+			    json_string(to_action_name(v->action)));
+	return dr_finish(o, DR_RECORD_MAX);
 }
 
 /*

@@ -78,6 +78,9 @@ enum st_sid {
 	/* store_summary.c */
 	ST_SID_SUMMARY_BASE,
 	ST_SID_SUMMARY_LAST = ST_SID_SUMMARY_BASE + 7,
+	/* store_decisions.c */
+	ST_SID_DEC_BASE,
+	ST_SID_DEC_LAST = ST_SID_DEC_BASE + 7,
 	ST_NSID
 };
 

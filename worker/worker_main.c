@@ -31,9 +31,10 @@
 #include "log.h"
 #include "metrics.h"
 #include "pipeline.h"
+#include "retention.h"
 #include "store.h"
 
-#define GB_SCHEMA_REQUIRED 5 /* migrations this binary needs */
+#define GB_SCHEMA_REQUIRED 6 /* migrations this binary needs */
 #define TICK_MS 250
 #define DRAIN_TIMEOUT_S 30
 
@@ -49,6 +50,7 @@ struct app {
 	int ready_sent;
 	int exit_code;
 	double next_pending, next_relay, next_db_try, next_timeout, next_rebro;
+	double next_retention; /* decision records (retention.c) */
 	double db_backoff;
 	double db_down_since; /* clk_mono() when the outage began; 0 = up */
 	uint64_t watchdog_usec;
@@ -201,6 +203,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			wk_fast_rebro(&app->w);
 			app->next_rebro = t + app->cfg.fast_rebro_interval;
 		}
+		if (t >= app->next_retention)
+			app->next_retention = rt_tick(app->w.db, &app->cfg, t);
 		if (t >= app->next_relay) {
 			wk_outbox_relay(&app->w);
 			app->next_relay = t + app->cfg.outbox_scan_interval;

@@ -249,6 +249,8 @@ static const struct {
 	{ "worker.watchdog", "1", 0 },
 	{ "worker.metrics_listen", "127.0.0.1:9464", 0 },
 	{ "worker.metrics_allow_remote", "0", 0 },
+	{ "worker.decision_retention_days", "30", 1 },
+	{ "worker.decision_retention_interval", "60", 1 },
 	{ "dirac.match_batch", "64", 0 },
 	{ "dirac.index_refresh_ms", "100", 1 },
 	{ "dirac.leader_lease", "30", 0 },
@@ -376,6 +378,8 @@ static void test_full_file_roundtrip(void **state)
 		 "max_decode_bytes = 65536\nclock_offset_file = %s/offset\n"
 		 "watchdog = 0\nmetrics_listen = 192.0.2.7:0\n"
 		 "metrics_allow_remote = 1\n"
+		 "decision_retention_days = 0\n"
+		 "decision_retention_interval = 86400\n"
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
@@ -433,6 +437,8 @@ static void test_full_file_roundtrip(void **state)
 		{ "worker.watchdog", "0" },
 		{ "worker.metrics_listen", "192.0.2.7:0" },
 		{ "worker.metrics_allow_remote", "1" },
+		{ "worker.decision_retention_days", "0" },
+		{ "worker.decision_retention_interval", "86400" },
 		{ "dirac.match_batch", "1" },
 		{ "dirac.index_refresh_ms", "60000" },
 		{ "dirac.leader_lease", "5" },
