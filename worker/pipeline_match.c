@@ -767,21 +767,37 @@ static void answer_batch(struct wk_worker *w, struct st_outbox_row ev[2],
 		struct cdt_match m;
 		fill_match(r, &m);
 		mx_wk_tq_result(&r->res);
+		/* one info line per decision, with journal fields, as for
+		** tasks and jobs (wk_decided) */
+		char f_req[220], f_pilot[300], f_out[48], f_job[48];
+		snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", r->msgid);
+		snprintf(f_pilot, sizeof(f_pilot), "GB_PILOT_ID=%s",
+			 r->p.pilot_id);
+		snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
+			 r->state == WK_MR_MATCHED ? "matched" : "nomatch");
+		snprintf(f_job, sizeof(f_job), "GB_JOB_ID=%lld",
+			 r->state == WK_MR_MATCHED ? r->job_id : 0);
+		const char *fields[] = {f_req, f_pilot, f_out,
+					r->state == WK_MR_MATCHED ? f_job
+								  : NULL,
+					NULL};
 		if (r->state == WK_MR_MATCHED) {
 			w->n_matched++;
 			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_MATCHED, r->t0);
-			log_debug("pilot %s at %s: job %lld of TQ %lld "
-				  "(decision %lld, request %s)",
-				  r->p.pilot_id, r->p.site, r->job_id,
-				  r->tq_id, r->decision_id, r->msgid);
+			log_fields(LOG_LVL_INFO, fields,
+				   "pilot %s at %s: job %lld of TQ %lld "
+				   "(decision %lld, request %s)",
+				   r->p.pilot_id, r->p.site, r->job_id,
+				   r->tq_id, r->decision_id, r->msgid);
 		} else {
 			w->n_nomatch++;
 			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_NOMATCH, r->t0);
-			log_debug("pilot %s at %s: no job, %s: %s (decision "
-				  "%lld, request %s)",
-				  r->p.pilot_id, r->p.site, r->code,
-				  r->reason ? r->reason : "", r->decision_id,
-				  r->msgid);
+			log_fields(LOG_LVL_INFO, fields,
+				   "pilot %s at %s: no job, %s: %s (decision "
+				   "%lld, request %s)",
+				   r->p.pilot_id, r->p.site, r->code,
+				   r->reason ? r->reason : "", r->decision_id,
+				   r->msgid);
 		}
 		int sent = send_reply(w, r->gen, r->tag, r->reply_to,
 				      r->corr_id, &m);

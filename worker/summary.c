@@ -69,6 +69,53 @@ void sm_sort(struct sm_table *t)
 	qsort(t->rows, t->nrows, sizeof(t->rows[0]), row_cmp);
 }
 
+/* Add `n` to (rule, code) of object `o` when it has a string rule and a
+** positive integer `count_key` (or 1 when count_key is NULL); the count. */
+static long long add_rule(struct sm_table *t, json_t *o, const char *count_key)
+{
+	json_t *rule = json_object_get(o, "rule");
+	json_t *code = json_object_get(o, "code");
+	long long n = 1;
+	if (count_key) {
+		json_t *c = json_object_get(o, count_key);
+		n = json_is_integer(c) ? (long long)json_integer_value(c) : 0;
+	}
+	if (!json_is_string(rule) || n <= 0)
+		return 0;
+	sm_add(t, json_string_value(rule),
+	       json_is_string(code) ? json_string_value(code) : "", n);
+	return n;
+}
+
+/* A pilot decision (decrec.h): one stage per filter that cut, with the
+** filter's rule; its "cut" is the whole stage, so it is counted as is. */
+static long long pilot_stages(struct sm_table *t, json_t *stages)
+{
+	long long found = 0;
+	size_t i;
+	json_t *st;
+	json_array_foreach(stages, i, st)
+	{
+		json_t *cut = json_object_get(st, "cut");
+		if (json_is_object(cut))
+			found += add_rule(t, cut, "count");
+	}
+	return found;
+}
+
+/* A truncated record's rejected candidates, aggregated per (stage, rule,
+** code) with their count. */
+static long long aggregated(struct sm_table *t, json_t *arr)
+{
+	long long found = 0;
+	size_t i;
+	json_t *e;
+	json_array_foreach(arr, i, e)
+		if (json_is_object(e))
+			found += add_rule(t, e, "count");
+	return found;
+}
+
 /* Walk `v`; `in_reasons` when v is an element of a "reasons" array. */
 static long long walk(struct sm_table *t, json_t *v, int in_reasons,
 		      int depth)
@@ -77,20 +124,20 @@ static long long walk(struct sm_table *t, json_t *v, int in_reasons,
 	if (depth > 32) /* stored explanations are shallow; stop a cycle of
 			** nesting from recursing without bound */
 		return 0;
+	if (json_is_object(v) && json_is_object(json_object_get(v, "rejectedBy")))
+		return pilot_stages(t, json_object_get(v, "stages"));
 	if (json_is_object(v)) {
-		json_t *rule = json_object_get(v, "rule");
-		if (in_reasons && json_is_string(rule)) {
-			json_t *code = json_object_get(v, "code");
-			sm_add(t, json_string_value(rule),
-			       json_is_string(code) ? json_string_value(code)
-						    : "",
-			       1);
-			found++;
-		}
+		if (in_reasons)
+			found += add_rule(t, v, NULL);
 		const char *key;
 		json_t *val;
 		json_object_foreach(v, key, val)
 		{
+			if (strcmp(key, "rejected") == 0 &&
+			    json_is_array(val)) {
+				found += aggregated(t, val);
+				continue;
+			}
 			if (strcmp(key, "rejected") == 0 &&
 			    json_is_object(val)) {
 				const char *f;

@@ -45,11 +45,14 @@ void sm_sort(struct sm_table *t);
 
 /*
 ** Count the rejection reasons of one stored explanation (the JSON text of
-** decisions.detail or pilot_matches.detail): every object with a "rule"
-** inside an array named "reasons", anywhere in the document, adds 1 to
-** (rule, code); a pilot's "rejected" map of filter names to counts adds
-** each count to ("pilot filter", name). Returns the number counted, or
-** GB_EDECODE when `json` is not JSON (nothing is added then).
+** decisions.detail or pilot_matches.detail, decrec.h): every object with
+** a "rule" inside an array named "reasons", anywhere in the document,
+** adds 1 to (rule, code); a truncated record's "rejected" array of
+** {rule, code, count} adds each count; a pilot record (it has
+** "rejectedBy") adds each stage's cut {rule, code, count}; an older pilot
+** record's "rejected" map of filter names to counts adds each count to
+** ("pilot filter", name). Returns the number counted, or GB_EDECODE when
+** `json` is not JSON (nothing is added then).
 */
 long long sm_add_reasons(struct sm_table *t, const char *json);
 

@@ -103,6 +103,20 @@ static const struct {
 	 "{\"stages\":[{\"name\":\"memory\",\"queues\":[{\"reasons\":"
 	 "[{\"rule\":\"PJ-15\",\"code\":\"highmemory\"}]}]}]}",
 	 1, 1, "PJ-15", "highmemory", 1},
+	{"pilot record stages",
+	 "{\"decision\":\"nomatch\",\"rejectedBy\":{\"setup\":7,\"site\":2},"
+	 "\"stages\":[{\"name\":\"setup\",\"rule\":\"TQ-05\",\"in\":9,"
+	 "\"out\":2,\"cut\":{\"rule\":\"TQ-05\",\"code\":\"setup\","
+	 "\"count\":7}},{\"name\":\"site\",\"rule\":\"TQ-06\",\"in\":2,"
+	 "\"out\":0,\"cut\":{\"rule\":\"TQ-06\",\"code\":\"site\","
+	 "\"count\":2}}]}",
+	 9, 2, "TQ-05", "setup", 7},
+	{"truncated record",
+	 "{\"record\":{\"truncated\":true,\"omitted\":150},\"rejected\":"
+	 "[{\"stage\":\"memory\",\"rule\":\"PJ-15\",\"code\":"
+	 "\"highmemory\",\"count\":120,\"example\":\"Q1\"},{\"stage\":"
+	 "\"io\",\"rule\":\"PJ-11\",\"code\":\"io\",\"count\":30}]}",
+	 150, 2, "PJ-15", "highmemory", 120},
 	{"a rule outside reasons is no rejection",
 	 "{\"rule\":\"TO-09\",\"action\":\"fail\"}", 0, 0, NULL, NULL, 0},
 	{"reason without code", "{\"reasons\":[{\"rule\":\"AJ-17\"}]}", 1, 1,
