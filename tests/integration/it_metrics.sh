@@ -143,6 +143,28 @@ moved 'dead letters of task.broker' "$(val before.prom 'gridbroker_dead_letters_
 	fail "more than one task.broker dead letter counted"
 log "requests, latencies, round trips, rejections and dead letters moved"
 
+# Reconnects: the database drops the worker's connection (KILL from the
+# server side), then RabbitMQ closes it; both counters move, and /healthz
+# is 200 again once the worker is back.
+user=$(sed -n '/^\[database\]/,/^\[/s/^user *= *//p' "$GB_CONFIG" | head -1)
+vhost=$(sed -n '/^\[amqp\]/,/^\[/s/^vhost *= *//p' "$GB_CONFIG" | head -1)
+ids=$(sql "select id from information_schema.processlist where user = '$user' and db = '${GB_DB_NAME:-gridbroker}'")
+[ -n "$ids" ] || fail "no database connection of the worker to kill"
+for id in $ids; do sql "kill $id" || true; done
+# now_val SERIES: the series' value in a fresh scrape
+now_val() { curl -s "http://127.0.0.1:$P/metrics" | awk -v s="$1" '$1 == s { print $2 }'; }
+rdb=$(val after.prom 'gridbroker_reconnects_total{target="db"}')
+ramqp=$(val after.prom 'gridbroker_reconnects_total{target="amqp"}')
+wait_until 30 "[ \"\$(now_val 'gridbroker_reconnects_total{target=\"db\"}')\" -gt $rdb ]" ||
+	fail "db reconnects did not move: $(curl -s "http://127.0.0.1:$P/metrics" | grep reconnects)"
+"$GB_SRC/scripts/services" rabbitmqctl close_all_connections -p "${vhost:-/}" "it_metrics: reconnect test" >/dev/null ||
+	fail "rabbitmqctl close_all_connections"
+wait_until 30 "[ \"\$(now_val 'gridbroker_reconnects_total{target=\"amqp\"}')\" -gt $ramqp ]" ||
+	fail "amqp reconnects did not move: $(curl -s "http://127.0.0.1:$P/metrics" | grep reconnects)"
+wait_until 30 "[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$P/healthz)\" = 200 ]" ||
+	fail "healthz not 200 after the reconnects"
+log "reconnects of the database and RabbitMQ counted; healthy again"
+
 # A worker that cannot reach RabbitMQ: /healthz 503 naming it.
 sed '/^\[amqp\]/,/^\[/s/^port *=.*/port=1/' "$T/m.conf" >"$T/noamqp.conf"
 grep -q '^port=1$' "$T/noamqp.conf" || fail "could not point [amqp] port at 1"
