@@ -29,7 +29,8 @@ double rt_tick(struct st_db *db, const struct gb_config *cfg, double mono)
 	}
 	if (deleted)
 		log_info("decision retention: deleted %zu record(s) older "
-			 "than %d days", deleted, cfg->decision_retention_days);
+			 "than %d day%s", deleted, cfg->decision_retention_days,
+			 cfg->decision_retention_days == 1 ? "" : "s");
 	/* A full batch in either table: more are due, go on next tick. */
 	return deleted >= ST_DEC_EXPIRE_BATCH ? mono : next;
 }
