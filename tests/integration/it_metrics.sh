@@ -89,10 +89,15 @@ sed -e 's/"taskID": 361000\([0-9][0-9]\),/"taskID": '"$B"'\1, "nucleus": "CERN-P
     -e 's/"jobID": 361000\([0-9][0-9]\)/"jobID": '"$B"'\1/' "$GB_SRC/etc/jobs-sample.json" >"$T/jobs.json"
 njobreq=$(grep -c '"taskID"' "$T/jobs.json")
 sed -E 's/"jobID": 71000([0-9][0-9])/"jobID": '"$B"'\1/' "$GB_SRC/etc/dirac-sample.json" >"$T/dirac.json"
-subscribe ev $((2 + njobreq)) 90 task.assigned task.pending jobs.assigned jobs.pending task.throttled
+# the sample's three analysis tasks (fresh job ids): one user is over the
+# throttle (AJ-01..AJ-04), so job.broker counts a throttled outcome
+sed -E 's/"jobID": 3800000([0-9])([0-9]{3})/"jobID": 38'"$B"'\1\2/' "$GB_SRC/etc/analysis-sample.json" >"$T/anal.json"
+nanal=$(grep -c '"taskID"' "$T/anal.json")
+subscribe ev $((2 + njobreq + nanal)) 90 task.assigned task.pending jobs.assigned jobs.pending task.throttled
 "$GB" -c "$GB_CONFIG" task submit "$T/t1.json" >/dev/null || fail "task submit"
 "$GB" -c "$GB_CONFIG" task submit "$T/t2.json" >/dev/null || fail "task submit (impossible)"
 "$GB" -c "$GB_CONFIG" job submit "$T/jobs.json" >/dev/null || fail "job submit"
+"$GB" -c "$GB_CONFIG" job submit "$T/anal.json" >/dev/null || fail "job submit (analysis)"
 "$GB" -c "$GB_CONFIG" tq submit "$T/dirac.json" >/dev/null || fail "tq submit"
 wait "$SUB_ev" || fail "events missing: $(cat "$T/ev.events")"
 wait_until 30 "grep -q 'job.submit .*job(s) into' '$T/m1.log'" || fail "job.submit not taken"
@@ -115,7 +120,7 @@ for t in task.broker:3 job.broker:$njobreq job.submit:1 pilot.match:1 job.status
 done
 for s in 'type="task.broker",outcome="assigned"' 'type="task.broker",outcome="pending"' \
 	'type="task.broker",outcome="dead_lettered"' 'type="job.submit",outcome="accepted"' \
-	'type="pilot.match",outcome="nomatch"'; do
+	'type="pilot.match",outcome="nomatch"' 'type="job.broker",outcome="throttled"'; do
 	moved "requests{$s}" "$(val before.prom "gridbroker_requests_total{$s}")" "$(val after.prom "gridbroker_requests_total{$s}")" 1
 done
 moved "job.broker decisions" "$(( $(val before.prom 'gridbroker_requests_total{type="job.broker",outcome="assigned"}') + $(val before.prom 'gridbroker_requests_total{type="job.broker",outcome="pending"}') ))" \
