@@ -637,7 +637,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{"summary", "[--since T] [--top N] [--json]", "what the workers decided since T (unix seconds, RFC 3339, or a duration back from now such as 30m, 12h, 7d; default: everything): tasks by nucleus, jobs by queue, pilot outcomes and the most frequent rejection reasons", 1, cli_cmd_summary},
 	{"explain", "FILE.json [--json]", "run the engine offline on a scenario file (task, job, analysis job, DIRAC match or \"kind\": \"timeout\" scenario): every candidate's weight or reasons, the stages and the decision (analysis: the throttle first; timeout: each job's rule or next check, TO-13 per rebro row)", 0, cmd_explain},
 	{"why task", "TASKID [--json] [-a|--all]", "why the task went to its nucleus or is pending: the stored decision (latest, or every one with --all) with its stage summary, each rejected nucleus's rule and numbers, and the weights", 1, cli_cmd_why_task},
-	{"why job", "JOBID [--json] [-a|--all]", "why a PanDA job is where it is: the job brokerage decision that placed it (or left it pending, or throttled its task) and its timeouts and rebrokerages", 1, cli_cmd_why_job},
+	{"why job", "JOBID [--json] [-a|--all]", "why a PanDA job is where it is: the job brokerage decision that placed it (or left it pending, or throttled its task) and its timeouts and rebrokerages; for a DIRAC job, the pilot decision that matched it", 1, cli_cmd_why_job},
 	{"why pilot", "PILOTID|REQUESTID [--json] [-a|--all]", "why a pilot got its job or none (TQ-10): the task queues considered and what each filter left", 1, cli_cmd_why_pilot},
 	{"help", "[COMMAND]", "show this list, or one command's usage", 0, cmd_help},
 	{"version", "", "print the version", 0, cmd_version},

@@ -30,6 +30,15 @@ static const char SQL_FIND_TASK[] =
 	"subject = ? ORDER BY decided_at DESC, id DESC";
 /* UNION (not OR): each branch uses its own index (idx_decisions_subject,
 ** the primary key, idx_decisions_request) instead of a scan. */
+/* Rows written before the record format (detail NULL) still explain
+** themselves by their TQ-10 code and reason. */
+#define SD_PILOT_COLS                                                        \
+	"id, 'pilot', pilot_id, request_id, outcome, "                       \
+	"IF(job_id IS NULL, NULL, CONCAT('job ', job_id, ' (TQ ', tq_id, "   \
+	"')')), decided_at, "                                                \
+	"COALESCE(detail, JSON_OBJECT('code', code, 'reason', reason))"
+/* A PanDA job's timeouts, rebrokerages and brokerage decisions, or a
+** DIRAC job's match (the pilot that got it: uk_pilot_matches_job). */
 static const char SQL_FIND_JOB[] =
 	"SELECT " SD_COLS " FROM decisions WHERE kind IN ('timeout', 'rebro') "
 	"AND subject = ? "
@@ -39,14 +48,8 @@ static const char SQL_FIND_JOB[] =
 	"UNION SELECT d.id, d.kind, d.subject, d.request_id, d.outcome, "
 	"d.chosen, d.decided_at, d.detail FROM jobs j JOIN decisions d ON "
 	"d.request_id = j.request_id AND d.kind = 'jobs' WHERE j.job_id = ? "
+	"UNION SELECT " SD_PILOT_COLS " FROM pilot_matches WHERE job_id = ? "
 	"ORDER BY 7 DESC, 1 DESC";
-/* Rows written before the record format (detail NULL) still explain
-** themselves by their TQ-10 code and reason. */
-#define SD_PILOT_COLS                                                        \
-	"id, 'pilot', pilot_id, request_id, outcome, "                       \
-	"IF(job_id IS NULL, NULL, CONCAT('job ', job_id, ' (TQ ', tq_id, "   \
-	"')')), decided_at, "                                                \
-	"COALESCE(detail, JSON_OBJECT('code', code, 'reason', reason))"
 static const char SQL_FIND_PILOT[] =
 	"SELECT " SD_PILOT_COLS " FROM pilot_matches WHERE pilot_id = ? "
 	"UNION SELECT " SD_PILOT_COLS " FROM pilot_matches WHERE "
@@ -95,6 +98,7 @@ int st_dec_find(struct st_db *db, enum st_dec_what what, const char *id,
 		sql = SQL_FIND_JOB;
 		slot = SD_FIND_JOB;
 		st_arg_str(&args, id);
+		st_arg_ll(&args, jid);
 		st_arg_ll(&args, jid);
 		st_arg_ll(&args, jid);
 		break;

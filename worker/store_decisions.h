@@ -21,7 +21,8 @@
 enum st_dec_what {
 	ST_DEC_TASK,  /* decisions kind 'task', subject = task id */
 	ST_DEC_JOB,   /* a PanDA job: its timeout/rebro decisions and the
-			 job brokerage decisions of its job.broker request */
+			 job brokerage decisions of its job.broker request;
+			 a DIRAC job: the pilot decision that matched it */
 	ST_DEC_PILOT, /* pilot_matches by pilot id or request id */
 };
 

@@ -100,6 +100,9 @@ why pilot "it-why-pilot-$B" >"$T/pilot_m" || fail "why pilot (matched)"
 has pilot_m "^pilot it-why-pilot-$B: matched, chosen job $dj \(TQ [0-9]+\)"
 has pilot_m "^job $dj from task queue [0-9]+"
 has pilot_m '^task queues: [0-9]+ considered, [1-9][0-9]* matched'
+# the DIRAC job asked about by its id: the pilot decision that matched it
+why job $dj >"$T/dirac_job" || fail "why job $dj (DIRAC)"
+has dirac_job "^pilot it-why-pilot-$B: matched, chosen job $dj \(TQ [0-9]+\)"
 "$GB" -c "$GB_CONFIG" pilot match --site LCG.CERN.cern --setup "IT-Why-none-$B" --cpu-time 345600 \
 	--pilot-id "it-why-nopilot-$B" --json >"$T/pn.json" || fail "pilot match (none)"
 why pilot "it-why-nopilot-$B" >"$T/pilot_n" || fail "why pilot (nomatch)"
