@@ -32,12 +32,18 @@ void cli_message_id(char *buf, size_t n, const char *kind, long long id);
 ** fileReplicas). */
 int cli_grid_has_jobs(json_t *root);
 
-/* Load the job-brokerage part of a grid file into `db`. Prints a summary
-** line; returns 0 or 1 (after printing why). */
-int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file);
+/* Load the job-brokerage part of a grid file into `db`; the file's ages
+** (lastPilotAge, lastStartAge, ...) count back from `now`, the workers'
+** clock (clk_now), so that they mean the same to the brokerage whatever
+** the clock's test offset. Prints a summary line; returns 0 or 1 (after
+** printing why). */
+int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file,
+		       long long now);
 /* The grid file's "analysis" section (owners, shares, task classes),
-** replacing the analysis tables. Returns 0 or 1 (printed why). */
-int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file);
+** replacing the analysis tables, stamped `now` (the workers' clock).
+** Returns 0 or 1 (printed why). */
+int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file,
+			   long long now);
 
 /* `gridbroker summary [--since T] [--top N] [--json]` (cli_summary.c). */
 int cli_cmd_summary(struct cli *cli, int argc, char **argv);
@@ -62,7 +68,8 @@ void cli_print_jobs_event(const char *routing_key, json_t *body);
 /* Load the DIRAC part of a grid file (groups, shareCorrections,
 ** cpuSegments; dj_has_config says whether it has one) into `db`. Prints a
 ** summary line; returns 0 or 1 (after printing why). */
-int cli_grid_load_dirac(struct st_db *db, json_t *root, const char *file);
+int cli_grid_load_dirac(struct st_db *db, json_t *root, const char *file,
+			long long now);
 
 /* `gridbroker tq submit FILE.json`: job.submit requests for a job object,
 ** an array of them, or {"jobs": [...]}, in chunks of at most CDT_MAX_JOBS

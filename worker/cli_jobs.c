@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "codec_jobs.h"
@@ -37,13 +36,13 @@ int cli_grid_has_jobs(json_t *root)
 	return 0;
 }
 
-int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file)
+int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file,
+		       long long now)
 {
 	char err[1024] = "";
 	struct arena a;
 	arena_init(&a, 512u << 20);
 	struct gm_grid g;
-	long long now = (long long)time(NULL);
 	int rc = scj_parse_grid(root, &a, now, &g, err, sizeof(err));
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
@@ -61,7 +60,8 @@ int cli_grid_load_jobs(struct st_db *db, json_t *root, const char *file)
 	return rc == GB_OK ? 0 : 1;
 }
 
-int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file)
+int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file,
+			   long long now)
 {
 	char err[1024] = "";
 	struct arena a;
@@ -72,7 +72,7 @@ int cli_grid_load_analysis(struct st_db *db, json_t *root, const char *file)
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: analysis: %s\n", file, err);
 	} else {
-		rc = st_anal_save(db, &g, (long long)time(NULL));
+		rc = st_anal_save(db, &g, now);
 		if (rc != GB_OK)
 			fprintf(stderr, "gridbroker: grid load: %s\n",
 				st_error(db));

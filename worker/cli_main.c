@@ -16,6 +16,7 @@
 
 #include "amqp.h"
 #include "cli.h"
+#include "clock.h"
 #include "codec.h"
 #include "config.h"
 #include "dirac_json.h"
@@ -140,6 +141,10 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "gridbroker: %s: %s\n", argv[0], err);
 	} else {
 		struct st_db *db = cli_open_db(cli);
+		/* The workers' clock, test offset included: ages in the file
+		** are relative to the "now" the brokerage will compare with. */
+		clk_set_offset_file(cli->cfg.clock_offset_file);
+		long long now = clk_now();
 		if (db == NULL) {
 			rc = GB_EDBGONE;
 		} else {
@@ -153,13 +158,13 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 					       n, argv[0]);
 			}
 			if (rc == GB_OK && cli_grid_has_jobs(root) &&
-			    cli_grid_load_jobs(db, root, argv[0]) != 0)
+			    cli_grid_load_jobs(db, root, argv[0], now) != 0)
 				rc = GB_EINVAL;
 			if (rc == GB_OK && json_object_get(root, "analysis") &&
-			    cli_grid_load_analysis(db, root, argv[0]) != 0)
+			    cli_grid_load_analysis(db, root, argv[0], now) != 0)
 				rc = GB_EINVAL;
 			if (rc == GB_OK && dj_has_config(root) &&
-			    cli_grid_load_dirac(db, root, argv[0]) != 0)
+			    cli_grid_load_dirac(db, root, argv[0], now) != 0)
 				rc = GB_EINVAL;
 			st_close(db);
 		}

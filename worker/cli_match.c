@@ -37,7 +37,8 @@
 
 /* ---- grid load ----------------------------------------------------------- */
 
-int cli_grid_load_dirac(struct st_db *db, json_t *root, const char *file)
+int cli_grid_load_dirac(struct st_db *db, json_t *root, const char *file,
+			long long now)
 {
 	char err[1024] = "";
 	struct arena a;
@@ -47,8 +48,7 @@ int cli_grid_load_dirac(struct st_db *db, json_t *root, const char *file)
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
 	} else {
-		rc = st_tq_config_save(db, &cfg.pr, cfg.seg, cfg.nseg,
-				       (long long)time(NULL));
+		rc = st_tq_config_save(db, &cfg.pr, cfg.seg, cfg.nseg, now);
 		if (rc != GB_OK) {
 			fprintf(stderr, "gridbroker: grid load: %s\n",
 				st_error(db));

@@ -187,4 +187,21 @@ moved=$(grep '"routingKey":"job.rebrokered"' "$T/ev.events" | grep '"rule":"TO-1
 	fail "TO-13: counts not moved"
 sql "delete from params where component = 'rebroker' and name = 'FAST_REBRO_THRESHOLD_NQUEUE_$G'"
 log "TO-13: 30 of 50 queued jobs rebrokered, the oldest first; the queue's count is 20"
+
+# `grid load` counts the file's ages back from the workers' clock, test
+# offset included: after the jumps above, a reloaded queue whose last pilot
+# was 30 s ago (the sample's CERN-PROD_UCORE) must not look 12 h stale to
+# PJ-26. Stop the workers first: the load replaces the queue rows.
+for pid in "${GB_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+for pid in "${GB_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+GB_PIDS=()
+off=$(cat "$GB_CLOCK_FILE")
+[ "$off" -ge 43200 ] || fail "the clock moved only $off s"
+t0=$(now)
+"$GB" -c "$GB_CONFIG" grid load "$GB_SRC/etc/grid-sample.json" >"$T/reload.out" || fail "grid load with the clock moved"
+t1=$(now)
+lp=$(sql "select last_pilot from queues where name = 'CERN-PROD_UCORE'")
+[ "$lp" -ge $((t0 - 30)) ] && [ "$lp" -le $((t1 - 30)) ] ||
+	fail "grid load with the clock $off s ahead: last_pilot $lp, want $((t0 - 30))..$((t1 - 30))"
+log "grid load stamps ages on the workers' clock ($off s ahead): last pilot 30 s before its now"
 log "PASS"
