@@ -73,6 +73,28 @@ static void itc_close(void (*cleanup)(void))
 	st_close(db);
 }
 
+/*
+** The group setup and teardown of a test whose own rows `cleanup_fn`
+** deletes: itc_open(prog) and a cleanup before the run (rows an aborted
+** run left), a cleanup and itc_close after it. Defines group_setup and
+** group_teardown for cmocka_run_group_tests.
+*/
+#define ITC_GROUP_FIXTURE(prog, cleanup_fn)                                  \
+	static int group_setup(void **state)                                 \
+	{                                                                    \
+		(void)state;                                                 \
+		if (itc_open(prog) != 0)                                     \
+			return -1;                                           \
+		cleanup_fn();                                                \
+		return 0;                                                    \
+	}                                                                    \
+	static int group_teardown(void **state)                              \
+	{                                                                    \
+		(void)state;                                                 \
+		itc_close(cleanup_fn);                                       \
+		return 0;                                                    \
+	}
+
 /* Leave no transaction open for the next test, whatever failed. */
 static int test_teardown(void **state)
 {

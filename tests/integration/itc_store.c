@@ -62,21 +62,7 @@ static void cleanup(void)
 
 /* ---- fixtures ------------------------------------------------------------ */
 
-static int group_setup(void **state)
-{
-	(void)state;
-	if (itc_open("itc_store") != 0)
-		return -1;
-	cleanup();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	itc_close(cleanup);
-	return 0;
-}
+ITC_GROUP_FIXTURE("itc_store", cleanup)
 
 /* ---- migrations and parameters ------------------------------------------- */
 

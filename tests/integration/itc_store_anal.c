@@ -57,21 +57,7 @@ static void cleanup(void)
 	raw_q(NULL, 0, "DELETE FROM task_classes", "");
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	if (itc_open("itc_store_anal") != 0)
-		return -1;
-	cleanup();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	itc_close(cleanup);
-	return 0;
-}
+ITC_GROUP_FIXTURE("itc_store_anal", cleanup)
 
 static long count_rows(const char *table)
 {

@@ -97,21 +97,7 @@ static void cleanup(void)
 	      ITC_BASE, ITC_BASE + 999);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	if (itc_open("itc_store_jobs") != 0)
-		return -1;
-	cleanup();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	itc_close(cleanup);
-	return 0;
-}
+ITC_GROUP_FIXTURE("itc_store_jobs", cleanup)
 
 /* ---- the small grid ------------------------------------------------------ */
 

@@ -58,21 +58,7 @@ static void cleanup(void)
 	      ITP_BASE, ITP_BASE + 99999);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	if (itc_open("itc_store_panda") != 0)
-		return -1;
-	cleanup();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	itc_close(cleanup);
-	return 0;
-}
+ITC_GROUP_FIXTURE("itc_store_panda", cleanup)
 
 /* A second worker's connection; closed by the teardown when a test fails. */
 static struct st_db *db2;

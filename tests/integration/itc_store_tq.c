@@ -66,21 +66,7 @@ static void cleanup(void)
 	      "");
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	if (itc_open("itc_store_tq") != 0)
-		return -1;
-	cleanup();
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	itc_close(cleanup);
-	return 0;
-}
+ITC_GROUP_FIXTURE("itc_store_tq", cleanup)
 
 /* The first column of the first row of `sql` with one integer parameter. */
 static long long raw_ll(const char *sql, long long v)
