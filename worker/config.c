@@ -165,6 +165,9 @@ const struct cfg_key cfg_keys[] = {
 	      decision_retention_interval, 1, 86400, "60", 1,
 	      "seconds between retention passes (each deletes at most 1000 "
 	      "rows per table; a full batch goes on at the next tick)"),
+	K_INT("worker", "backlog_interval", backlog_interval, 0, 86400, "30",
+	      1, "seconds between counts of the pending and throttled work "
+	      "for /metrics (gridbroker_backlog); 0 = off"),
 
 	K_INT("dirac", "match_batch", match_batch, 1, 256, "64", 0,
 	      "pilot.match requests claimed in one transaction (group commit)"),

@@ -35,7 +35,8 @@
 **   seconds to add to the wall clock, re-read on every use),
 **   worker.watchdog 1, worker.metrics_listen 127.0.0.1:9464 (empty = off),
 **   worker.metrics_allow_remote 0, worker.decision_retention_days 30 (0 = forever,
-**   reloadable), worker.decision_retention_interval 60 (s, reloadable)
+**   reloadable), worker.decision_retention_interval 60 (s, reloadable),
+**   worker.backlog_interval 30 (s, 0 = off, reloadable)
 */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -90,6 +91,7 @@ struct gb_config {
 	int metrics_allow_remote;  /* 1: metrics_listen may be non-loopback */
 	int decision_retention_days;     /* 0 = keep decisions forever */
 	int decision_retention_interval; /* s between retention passes */
+	int backlog_interval;      /* s between backlog counts, 0 = off */
 	/* [dirac] */
 	int match_batch;           /* pilot.match requests per group commit */
 	int index_refresh_ms;      /* task queue index refresh period */

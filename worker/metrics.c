@@ -282,11 +282,15 @@ static const char *const v_rule[] = {
 	"PJ-36", "RC-01", "RC-03", "RC-04", "RC-05", "RC-06", "RC-07",
 	"TB-01", "TB-02", "TB-03", "TB-04", "TB-07", "TB-08", "TB-09",
 	"TB-10", "TB-11", "TB-12", "TQ-04", "TQ-05", "TQ-06", "other"};
+static const char *const v_backlog[] = {
+	"tasks_pending",  "job_requests_pending", "jobs_pending",
+	"tasks_throttled", "jobs_throttled",      "dirac_jobs_waiting"};
 static const char *v_version[1] = {"unknown"};
 
 _Static_assert(NELEM(v_type) == MX_NTYPES, "request type table");
 _Static_assert(NELEM(v_outcome) == MX_NOUTCOMES, "outcome table");
 _Static_assert(NELEM(v_target) == MX_NTARGETS, "target table");
+_Static_assert(NELEM(v_backlog) == MX_NBACKLOG, "backlog table");
 
 const struct mx_dim mx_dim_type = {"type", v_type, NELEM(v_type)};
 static const struct mx_dim dim_outcome = {"outcome", v_outcome,
@@ -294,6 +298,8 @@ static const struct mx_dim dim_outcome = {"outcome", v_outcome,
 static const struct mx_dim dim_target = {"target", v_target,
 					 NELEM(v_target)};
 static const struct mx_dim dim_rule = {"rule", v_rule, NELEM(v_rule)};
+static const struct mx_dim dim_backlog = {"what", v_backlog,
+					  NELEM(v_backlog)};
 static const struct mx_dim dim_version = {"version", v_version, 1};
 
 /* Decisions take milliseconds (a job brokerage over a thousand queues
@@ -311,7 +317,7 @@ static const double b_amqp[] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
 enum {
 	F_UP, F_BUILD, F_START, F_REQUESTS, F_DECISION, F_DB, F_AMQP,
 	F_REJECT, F_RECONNECT, F_DEAD, F_AMQP_UP, F_DB_UP, F_PARKED,
-	F_INFLIGHT, F_N
+	F_INFLIGHT, F_BACKLOG, F_BACKLOG_TIME, F_N
 };
 
 static const struct mx_def wk_defs[F_N] = {
@@ -359,6 +365,16 @@ static const struct mx_def wk_defs[F_N] = {
 	[F_INFLIGHT] = {"gridbroker_unconfirmed_publishes",
 			"publishes waiting for the broker's confirm",
 			MX_GAUGE, {NULL, NULL}, NULL, 0, 0},
+	[F_BACKLOG] = {"gridbroker_backlog",
+		       "work waiting now: pending and throttled tasks, job "
+		       "requests and jobs (MariaDB, every backlog_interval "
+		       "s), DIRAC jobs waiting (this worker's task queue "
+		       "index)",
+		       MX_GAUGE, {&dim_backlog, NULL}, NULL, 0, 0},
+	[F_BACKLOG_TIME] = {"gridbroker_backlog_time_seconds",
+			    "when gridbroker_backlog was last counted, "
+			    "seconds since the epoch; 0 = not yet",
+			    MX_GAUGE, {NULL, NULL}, NULL, 0, 0},
 };
 
 static struct mx_registry wk_reg;
@@ -447,6 +463,13 @@ void mx_wk_dead_letter(const char *routing_key)
 {
 	mx_add(&wk_reg, wk_fam[F_DEAD], mx_index(&mx_dim_type, routing_key),
 	       0, 1);
+}
+
+void mx_wk_backlog(const double v[MX_NBACKLOG], double at_unix)
+{
+	for (size_t i = 0; i < MX_NBACKLOG; i++)
+		mx_set(&wk_reg, wk_fam[F_BACKLOG], i, 0, v[i]);
+	mx_set(&wk_reg, wk_fam[F_BACKLOG_TIME], 0, 0, at_unix);
 }
 
 void mx_wk_gauges(int amqp_up, int db_up, double parked, double inflight)

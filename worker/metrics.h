@@ -119,6 +119,12 @@ enum mx_outcome {
 	MX_O_ERROR, MX_NOUTCOMES
 };
 enum mx_target { MX_TG_AMQP = 0, MX_TG_DB, MX_NTARGETS };
+/* The backlog gauge's `what` label: work waiting now. */
+enum mx_backlog {
+	MX_B_TASKS_PENDING = 0, MX_B_JOB_REQUESTS_PENDING, MX_B_JOBS_PENDING,
+	MX_B_TASKS_THROTTLED, MX_B_JOBS_THROTTLED, MX_B_DIRAC_JOBS_WAITING,
+	MX_NBACKLOG
+};
 
 /* The request-type label table ("task.broker", ..., "other"). */
 extern const struct mx_dim mx_dim_type;
@@ -157,6 +163,9 @@ void mx_wk_reconnect(enum mx_target t);
 /* A request copied to the dead-letter exchange (`routing_key` may be
 ** anything a producer sent: unknown keys count as "other"). */
 void mx_wk_dead_letter(const char *routing_key);
+/* The backlog as counted at `at_unix` (seconds since the epoch): each
+** gauge of gridbroker_backlog, and gridbroker_backlog_time_seconds. */
+void mx_wk_backlog(const double v[MX_NBACKLOG], double at_unix);
 /* Gauges refreshed before each scrape. */
 void mx_wk_gauges(int amqp_up, int db_up, double parked, double inflight);
 

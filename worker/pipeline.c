@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "codec.h"
@@ -20,6 +21,7 @@
 #include "metrics.h"
 #include "pipeline_internal.h"
 #include "scenario.h"
+#include "store_summary.h"
 
 #define WK_RELAY_BATCH 50  /* outbox rows relayed per scan */
 
@@ -670,6 +672,33 @@ void wk_pending_scan(struct wk_worker *w)
 	tasks_pending_scan(w);
 	if (w->db && !w->db_down)
 		wk_jobs_pending_scan(w);
+}
+
+void wk_backlog_scan(struct wk_worker *w)
+{
+	if (w->db == NULL || w->db_down)
+		return;
+	struct st_backlog b;
+	int rc = st_backlog(w->db, &b);
+	if (rc != GB_OK) {
+		/* the gauges keep their last values; backlog_time shows age */
+		wk_db_failed(w, rc, "backlog count");
+		return;
+	}
+	double v[MX_NBACKLOG];
+	v[MX_B_TASKS_PENDING] = (double)b.tasks_pending;
+	v[MX_B_JOB_REQUESTS_PENDING] = (double)b.job_requests_pending;
+	v[MX_B_JOBS_PENDING] = (double)b.jobs_pending;
+	v[MX_B_TASKS_THROTTLED] = (double)b.tasks_throttled;
+	v[MX_B_JOBS_THROTTLED] = (double)b.jobs_throttled;
+	/* DIRAC's waiting jobs are already counted in memory: the index the
+	** matcher refreshes every index_refresh_ms (a COUNT over a million
+	** tq_jobs rows on every worker would cost far more). */
+	v[MX_B_DIRAC_JOBS_WAITING] =
+		w->tq && w->tq->sync.loaded ? (double)tqi_njobs(w->tq->idx) : 0;
+	/* Real time, not the clock seam: Prometheus compares it with its
+	** own clock to tell a stale count. */
+	mx_wk_backlog(v, (double)time(NULL));
 }
 
 void wk_outbox_relay(struct wk_worker *w)

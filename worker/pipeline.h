@@ -92,6 +92,10 @@ void wk_tq_tick(struct wk_worker *w);
 /* Periodic work: retry due pending tasks; publish leftover outbox rows. */
 void wk_pending_scan(struct wk_worker *w);
 void wk_outbox_relay(struct wk_worker *w);
+/* Periodic: count the backlog (pending and throttled work, DIRAC waiting
+** jobs) into the gridbroker_backlog gauges of /metrics. Does nothing while
+** the database is away; a failed count keeps the last values. */
+void wk_backlog_scan(struct wk_worker *w);
 
 /*
 ** The timeout scan (TO-01..TO-12): one transaction claiming up to

@@ -22,6 +22,7 @@ enum {
 	SID_PILOTS,
 	SID_DETAILS,
 	SID_PILOT_DETAILS,
+	SID_BACKLOG,
 };
 
 static const char SQL_TASKS[] =
@@ -40,6 +41,13 @@ static const char SQL_DETAILS[] =
 static const char SQL_PILOT_DETAILS[] =
 	"SELECT 'pilot', detail FROM pilot_matches WHERE decided_at >= ? "
 	"AND detail IS NOT NULL ORDER BY id DESC LIMIT ?";
+
+static const char SQL_BACKLOG[] =
+	"SELECT (SELECT COUNT(*) FROM tasks WHERE status = 'pending'), "
+	"(SELECT COUNT(*) FROM job_requests WHERE status = 'pending'), "
+	"(SELECT COUNT(*) FROM jobs WHERE status = 'pending'), "
+	"(SELECT COUNT(DISTINCT task_id) FROM jobs WHERE status = 'throttled'), "
+	"(SELECT COUNT(*) FROM jobs WHERE status = 'throttled')";
 
 int st_summary_groups(struct st_db *db, enum ss_kind kind, long long since,
 		      ss_group_cb cb, void *ud)
@@ -128,4 +136,32 @@ int st_summary_details(struct st_db *db, long long since, long long limit,
 		rc = scan_details(db, SID_PILOT_DETAILS, SQL_PILOT_DETAILS,
 				  since, limit, cb, ud);
 	return rc;
+}
+
+int st_backlog(struct st_db *db, struct st_backlog *out)
+{
+	struct st_cols cols;
+	st_cols_init(&cols, "lllll");
+	MYSQL_STMT *s = NULL;
+	int rc = st_query(db, (enum st_sid)SID_BACKLOG, SQL_BACKLOG, NULL,
+			  &cols, &s);
+	int got = 0;
+	if (rc == GB_OK)
+		rc = st_fetch(db, s, &got);
+	if (rc == GB_OK && !got)
+		rc = st_failf(db, GB_EDB, "backlog: the count returned no row");
+	if (rc == GB_OK) {
+		out->tasks_pending = st_col_ll(&cols, 0);
+		out->job_requests_pending = st_col_ll(&cols, 1);
+		out->jobs_pending = st_col_ll(&cols, 2);
+		out->tasks_throttled = st_col_ll(&cols, 3);
+		out->jobs_throttled = st_col_ll(&cols, 4);
+	}
+	st_done(s);
+	return rc;
+}
+
+const char *st_backlog_sql(void)
+{
+	return SQL_BACKLOG;
 }

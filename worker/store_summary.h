@@ -2,7 +2,8 @@
 ** store_summary.h — what `gridbroker summary` reads: the decisions of a
 ** time window, grouped the way an operator looks at a grid (tasks by
 ** nucleus, jobs by queue, pilots by outcome) and the explanations whose
-** rejection reasons it counts.
+** rejection reasons it counts; and the backlog the workers' /metrics
+** report (work pending or throttled now).
 **
 ** Every query is a prepared statement with the window start bound as a
 ** parameter, read-only, and reads aggregates (GROUP BY) except the
@@ -51,5 +52,25 @@ typedef int (*ss_detail_cb)(void *ud, const char *kind, const char *detail);
 */
 int st_summary_details(struct st_db *db, long long since, long long limit,
 		       ss_detail_cb cb, void *ud);
+
+/* The work waiting now, as the backlog gauges of /metrics report it. */
+struct st_backlog {
+	long long tasks_pending;        /* tasks with status pending (TB-13) */
+	long long job_requests_pending; /* job.broker requests due again */
+	long long jobs_pending;         /* jobs without a queue yet (PJ-35) */
+	long long tasks_throttled;      /* tasks with a throttled job (AJ-01..04) */
+	long long jobs_throttled;       /* jobs held by the analysis throttle */
+};
+
+/*
+** Count the backlog into *out with one read-only statement that reads only
+** index ranges (migration 0007), so its cost follows the size of the
+** backlog, not of the tables. Returns 0 or a database error (st_error has
+** the text); *out is untouched on error.
+*/
+int st_backlog(struct st_db *db, struct st_backlog *out);
+
+/* The statement st_backlog runs (for a test's EXPLAIN of its plan). */
+const char *st_backlog_sql(void);
 
 #endif

@@ -34,7 +34,7 @@
 #include "retention.h"
 #include "store.h"
 
-#define GB_SCHEMA_REQUIRED 6 /* migrations this binary needs */
+#define GB_SCHEMA_REQUIRED 7 /* migrations this binary needs */
 #define TICK_MS 250
 #define DRAIN_TIMEOUT_S 30
 
@@ -51,6 +51,7 @@ struct app {
 	int exit_code;
 	double next_pending, next_relay, next_db_try, next_timeout, next_rebro;
 	double next_retention; /* decision records (retention.c) */
+	double next_backlog;   /* backlog gauges (wk_backlog_scan) */
 	double db_backoff;
 	double db_down_since; /* clk_mono() when the outage began; 0 = up */
 	uint64_t watchdog_usec;
@@ -205,6 +206,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		}
 		if (t >= app->next_retention)
 			app->next_retention = rt_tick(app->w.db, &app->cfg, t);
+		if (app->cfg.backlog_interval > 0 && t >= app->next_backlog) {
+			wk_backlog_scan(&app->w);
+			app->next_backlog = t + app->cfg.backlog_interval;
+		}
 		if (t >= app->next_relay) {
 			wk_outbox_relay(&app->w);
 			app->next_relay = t + app->cfg.outbox_scan_interval;

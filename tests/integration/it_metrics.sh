@@ -4,7 +4,8 @@
 # family present, and after traffic of every request type (an assignable and
 # an impossible task, job.broker requests on the sample grid, DIRAC jobs, a
 # pilot without a job, a job.status, one bad message) the counters it should
-# move have moved by what was sent. /healthz is 200 with both servers up and
+# move have moved by what was sent, and the backlog gauges equal MariaDB's
+# counts. /healthz is 200 with both servers up and
 # 503 naming RabbitMQ for a worker that cannot reach it; other paths are
 # 404; --check-config refuses a non-loopback address; a numeric --instance
 # moves a fixed port.
@@ -46,6 +47,8 @@ sed -i '/^metrics_allow_remote/d; /^metrics_listen=/a metrics_allow_remote=1' "$
 
 "$GB" -c "$GB_CONFIG" grid load "$GB_SRC/etc/grid-sample.json" >/dev/null || fail "grid load"
 metrics_conf "$T/m.conf" 127.0.0.1:0
+# the backlog gauges counted every second instead of every 30
+sed -i '/^backlog_interval *=/d; /^\[worker\]/a backlog_interval=1' "$T/m.conf"
 run_worker m1 "$T/m.conf"
 wait_until 30 "grep -q 'AMQP connected' '$T/m1.log'" || fail "worker m1 did not connect"
 P=$(port_of m1)
@@ -60,6 +63,9 @@ grep -qx 'ok: amqp up, db up' "$T/h.txt" || fail "healthz body: $(cat "$T/h.txt"
 ctype=$(curl -s -o /dev/null -w '%{content_type}' "http://127.0.0.1:$P/metrics")
 [ "$ctype" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "content type: $ctype"
 
+# the first backlog count comes with the worker's first ticks
+wait_until 30 "curl -s http://127.0.0.1:$P/metrics | grep -q '^gridbroker_backlog_time_seconds [1-9]'" ||
+	fail "the backlog was never counted"
 scrape "$P" before.prom
 [ "$(val before.prom gridbroker_up)" = 1 ] || fail "gridbroker_up: $(grep up "$T/before.prom")"
 grep -q '^gridbroker_build_info{version="[0-9.]*"} 1$' "$T/before.prom" || fail "no build info"
@@ -69,7 +75,8 @@ now=$(date +%s)
 for fam in gridbroker_requests_total gridbroker_decision_duration_seconds gridbroker_db_roundtrip_seconds \
 	gridbroker_amqp_confirm_seconds gridbroker_rejections_total gridbroker_reconnects_total \
 	gridbroker_dead_letters_total gridbroker_amqp_connected gridbroker_db_connected \
-	gridbroker_parked_requests gridbroker_unconfirmed_publishes; do
+	gridbroker_parked_requests gridbroker_unconfirmed_publishes gridbroker_backlog \
+	gridbroker_backlog_time_seconds; do
 	grep -q "^# TYPE $fam " "$T/before.prom" || fail "family $fam missing"
 done
 for s in 'gridbroker_reconnects_total{target="amqp"}' 'gridbroker_reconnects_total{target="db"}' \
@@ -157,6 +164,35 @@ moved 'dead letters of task.broker' "$(val before.prom 'gridbroker_dead_letters_
 [ "$(( $(val after.prom 'gridbroker_dead_letters_total{type="task.broker"}') - $(val before.prom 'gridbroker_dead_letters_total{type="task.broker"}') ))" = 1 ] ||
 	fail "more than one task.broker dead letter counted"
 log "requests, latencies, round trips, rejections and dead letters moved"
+
+# The backlog gauges: each equals what MariaDB (or, for DIRAC, the task
+# queue table the worker's index follows) holds now, once the worker has
+# counted after the traffic; the impossible task is pending, bob's and
+# carol's jobs are throttled and the DIRAC jobs wait (the pilot took none).
+bl() { curl -s "http://127.0.0.1:$P/metrics" | awk -v s="gridbroker_backlog{what=\"$1\"}" '$1 == s { print $2 }'; }
+for w in "tasks_pending:select count(*) from tasks where status = 'pending'" \
+	"job_requests_pending:select count(*) from job_requests where status = 'pending'" \
+	"jobs_pending:select count(*) from jobs where status = 'pending'" \
+	"tasks_throttled:select count(distinct task_id) from jobs where status = 'throttled'" \
+	"jobs_throttled:select count(*) from jobs where status = 'throttled'" \
+	"dirac_jobs_waiting:select count(*) from tq_jobs"; do
+	name=${w%%:*} q=${w#*:}
+	wait_until 30 "[ \"\$(bl $name)\" = \"\$(sql \"$q\")\" ]" ||
+		fail "backlog $name: gauge $(bl "$name"), MariaDB $(sql "$q")"
+done
+[ "$(sql "select status from tasks where task_id = $((B * 10 + 2))")" = pending ] || fail "the impossible task is not pending"
+nthr=$(sql "select count(*) from jobs where status = 'throttled' and job_id between 38${B}0000 and 38${B}9999")
+[ "$nthr" -ge 1 ] || fail "no throttled job of bob's and carol's tasks"
+scrape "$P" backlog.prom
+moved 'backlog{what="tasks_pending"}' "$(val before.prom 'gridbroker_backlog{what="tasks_pending"}')" \
+	"$(val backlog.prom 'gridbroker_backlog{what="tasks_pending"}')" 1
+moved 'backlog{what="jobs_throttled"}' "$(val before.prom 'gridbroker_backlog{what="jobs_throttled"}')" \
+	"$(val backlog.prom 'gridbroker_backlog{what="jobs_throttled"}')" 1
+moved 'backlog{what="dirac_jobs_waiting"}' "$(val before.prom 'gridbroker_backlog{what="dirac_jobs_waiting"}')" \
+	"$(val backlog.prom 'gridbroker_backlog{what="dirac_jobs_waiting"}')" 1
+moved 'backlog_time_seconds' "$(val before.prom gridbroker_backlog_time_seconds)" \
+	"$(val backlog.prom gridbroker_backlog_time_seconds)" 1
+log "backlog gauges equal MariaDB's counts and moved ($nthr throttled jobs of this test)"
 
 # Reconnects: the database drops the worker's connection (KILL from the
 # server side), then RabbitMQ closes it; both counters move, and /healthz

@@ -251,6 +251,7 @@ static const struct {
 	{ "worker.metrics_allow_remote", "0", 0 },
 	{ "worker.decision_retention_days", "30", 1 },
 	{ "worker.decision_retention_interval", "60", 1 },
+	{ "worker.backlog_interval", "30", 1 },
 	{ "dirac.match_batch", "64", 0 },
 	{ "dirac.index_refresh_ms", "100", 1 },
 	{ "dirac.leader_lease", "30", 0 },
@@ -380,6 +381,7 @@ static void test_full_file_roundtrip(void **state)
 		 "metrics_allow_remote = 1\n"
 		 "decision_retention_days = 0\n"
 		 "decision_retention_interval = 86400\n"
+		 "backlog_interval = 0\n"
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
@@ -439,6 +441,7 @@ static void test_full_file_roundtrip(void **state)
 		{ "worker.metrics_allow_remote", "1" },
 		{ "worker.decision_retention_days", "0" },
 		{ "worker.decision_retention_interval", "86400" },
+		{ "worker.backlog_interval", "0" },
 		{ "dirac.match_batch", "1" },
 		{ "dirac.index_refresh_ms", "60000" },
 		{ "dirac.leader_lease", "5" },

@@ -263,7 +263,8 @@ static void test_register_refuses(void **state)
 }
 
 /* The worker's catalogue: up, a rule outside the table under "other", a
-** decision's rejections by rule, a dead letter of an unknown key. */
+** decision's rejections by rule, a dead letter of an unknown key, the
+** backlog gauges and when they were counted. */
 static void test_catalogue(void **state)
 {
 	(void)state;
@@ -283,6 +284,12 @@ static void test_catalogue(void **state)
 	mx_wk_dead_letter("job.status");
 	mx_wk_request(MX_T_PILOT_MATCH, MX_O_NOMATCH, 2);
 	mx_wk_decision_latency(MX_T_TASK_BROKER, 0.003);
+	const double backlog[MX_NBACKLOG] = {
+		[MX_B_TASKS_PENDING] = 3,   [MX_B_JOB_REQUESTS_PENDING] = 2,
+		[MX_B_JOBS_PENDING] = 140,  [MX_B_TASKS_THROTTLED] = 1,
+		[MX_B_JOBS_THROTTLED] = 25, [MX_B_DIRAC_JOBS_WAITING] = 1000000,
+	};
+	mx_wk_backlog(backlog, 1700000042);
 	size_t need = 0;
 	assert_int_equal(mx_render(mx_wk(), NULL, 0, &need), GB_ETOOBIG);
 	char *buf = malloc(need + 1);
@@ -310,6 +317,14 @@ static void test_catalogue(void **state)
 		"\n# TYPE gridbroker_db_roundtrip_seconds histogram\n",
 		"\n# TYPE gridbroker_amqp_confirm_seconds histogram\n",
 		"\ngridbroker_reconnects_total{target=\"db\"} 0\n",
+		"\n# TYPE gridbroker_backlog gauge\n",
+		"\ngridbroker_backlog{what=\"tasks_pending\"} 3\n",
+		"\ngridbroker_backlog{what=\"job_requests_pending\"} 2\n",
+		"\ngridbroker_backlog{what=\"jobs_pending\"} 140\n",
+		"\ngridbroker_backlog{what=\"tasks_throttled\"} 1\n",
+		"\ngridbroker_backlog{what=\"jobs_throttled\"} 25\n",
+		"\ngridbroker_backlog{what=\"dirac_jobs_waiting\"} 1000000\n",
+		"\ngridbroker_backlog_time_seconds 1700000042\n",
 	};
 	for (size_t i = 0; i < NELEM(want); i++)
 		if (strstr(buf, want[i]) == NULL)

@@ -1,0 +1,11 @@
+-- 0007_backlog.sql — what the backlog gauges of /metrics need
+-- (gridbroker_backlog, counted by every worker each
+-- `[worker] backlog_interval` seconds: worker/store_summary.c st_backlog).
+--
+-- Pending and throttled jobs are counted by status, and throttled tasks as
+-- the distinct tasks of throttled jobs. The jobs table holds every job the
+-- brokerage ever placed, so without an index that leads with status each
+-- count would read all of it; with (status, task_id) both counts read only
+-- the index entries of those two statuses. tasks and job_requests already
+-- have (status, pending_until).
+CREATE INDEX IF NOT EXISTS idx_jobs_status ON jobs (status, task_id);
