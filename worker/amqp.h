@@ -21,7 +21,12 @@
 **   exchange gridbroker.dlx      (topic, durable) -> queue gridbroker.dead ("#")
 **   per request type R (amq_request_types[]): durable queue gridbroker.R
 **     bound to gridbroker.requests with key R, x-queue-type from config,
-**     x-dead-letter-exchange gridbroker.dlx, x-delivery-limit for quorum.
+**     x-dead-letter-exchange gridbroker.dlx; for quorum also
+**     x-delivery-limit and at-least-once dead-lettering
+**     (x-dead-letter-strategy at-least-once, which needs x-overflow
+**     reject-publish): the default, at-most-once, drops a message the
+**     dead-letter queue cannot take at that instant, such as during a
+**     broker restart, and a request would vanish without a trace.
 */
 #ifndef GB_AMQP_H
 #define GB_AMQP_H

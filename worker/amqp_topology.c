@@ -935,8 +935,10 @@ static int declare_queue(amqp_connection_state_t conn, amqp_channel_t ch,
 	amq_reply_text(amqp_get_rpc_reply(conn), why, sizeof(why));
 	if (amq_mismatch_arg(why, arg, sizeof(arg)))
 		snprintf(err, errlen,
-			 "queue %s exists with a different %s than configured; "
-			 "delete the queue or change amqp.queue_type / "
+			 "queue %s exists with a different %s than this "
+			 "worker declares (another configuration, or an "
+			 "earlier gridbroker version); drain and delete the "
+			 "queue, or change amqp.queue_type / "
 			 "amqp.delivery_limit (%s)",
 			 name, arg, why);
 	else
@@ -970,13 +972,17 @@ int amq_declare_topology(amqp_connection_state_t conn, amqp_channel_t ch,
 			return rc;
 	}
 	int quorum = strcmp(cfg->amqp_queue_type, "quorum") == 0;
-	amqp_table_entry_t args[3];
+	amqp_table_entry_t args[5];
 	memset(args, 0, sizeof(args));
 	args[0] = str_entry("x-queue-type", cfg->amqp_queue_type);
 	args[1] = str_entry("x-dead-letter-exchange", AMQ_EX_DLX);
 	args[2].key = cbytes("x-delivery-limit");
 	args[2].value.kind = AMQP_FIELD_KIND_I64;
 	args[2].value.value.i64 = cfg->amqp_delivery_limit;
+	/* At-least-once dead-lettering (amqp.h): the quorum queue keeps a
+	** dead-lettered message until gridbroker.dead has confirmed it. */
+	args[3] = str_entry("x-dead-letter-strategy", "at-least-once");
+	args[4] = str_entry("x-overflow", "reject-publish");
 
 	/* The dead-letter queue keeps the type but has no dead-lettering of
 	** its own: a message that ends there stays until someone looks. */
@@ -985,7 +991,7 @@ int amq_declare_topology(amqp_connection_state_t conn, amqp_channel_t ch,
 	if (rc == GB_OK)
 		rc = bind_queue(conn, ch, AMQ_Q_DEAD, AMQ_EX_DLX, "#", err,
 				errlen);
-	amqp_table_t req_args = {quorum ? 3 : 2, args};
+	amqp_table_t req_args = {quorum ? 5 : 2, args};
 	for (size_t i = 0; rc == GB_OK && amq_request_types[i]; i++) {
 		char q[AMQ_NAME_MAX];
 		if (amq_queue_name(amq_request_types[i], q, sizeof(q)) != GB_OK) {

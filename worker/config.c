@@ -78,9 +78,9 @@ const struct cfg_key cfg_keys[] = {
 	      0, "publishes awaiting a broker confirm before the worker waits"),
 	K_ENUM("amqp", "queue_type", amqp_queue_type, "quorum|classic",
 	       "quorum", 0, "type of the queues the worker declares"),
-	K_INT("amqp", "delivery_limit", amqp_delivery_limit, 1, 1000, "5", 0,
-	      "deliveries of one message before a quorum queue dead-letters "
-	      "it"),
+	K_INT("amqp", "delivery_limit", amqp_delivery_limit, 1, 1000, "20", 0,
+	      "returns of one message (a consumer that died, a reconnect, a "
+	      "requeue) before a quorum queue dead-letters it"),
 	K_INT("amqp", "reconnect_max", amqp_reconnect_max, 1, 3600, "30", 0,
 	      "ceiling of the broker and database reconnect backoff, seconds"),
 	K_INT("amqp", "tls", amqp_tls, 0, 1, "0", 0,

@@ -19,7 +19,7 @@
 **   amqp.host 127.0.0.1, amqp.port 5672, amqp.vhost /, amqp.user guest,
 **   amqp.password_file "", amqp.heartbeat 30 (s), amqp.prefetch 50,
 **   amqp.confirm_window 200, amqp.queue_type quorum (quorum|classic),
-**   amqp.delivery_limit 5, amqp.reconnect_max 30 (s), amqp.tls 0,
+**   amqp.delivery_limit 20, amqp.reconnect_max 30 (s), amqp.tls 0,
 **   amqp.tls_ca_file "", amqp.tls_cert_file "", amqp.tls_key_file "",
 **   amqp.tls_verify 1
 **   database.host 127.0.0.1, database.port 3306, database.socket "",

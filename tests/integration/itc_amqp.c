@@ -6,7 +6,8 @@
 ** queue, events reach a subscriber, dead letters keep their error header,
 ** unroutable publishes and missing queues are reported) and the
 ** event-loop one (confirms for a burst of publishes, consuming with manual
-** ack, queue-level dead-lettering on a reject, and recovery from a killed
+** ack, queue-level dead-lettering on a reject and, at the delivery
+** limit, by the broker itself, and recovery from a killed
 ** socket: unconfirmed publishes reported lost, the state going down and up
 ** again, and an ack of the dead connection's delivery ignored).
 **
@@ -265,7 +266,7 @@ static void test_sync_dead_letter_keeps_the_error_header(void **state)
 
 /* ---- event-loop client ---------------------------------------------------------- */
 
-enum mode { ACK_ALL, REJECT_ALL, HOLD_ALL };
+enum mode { ACK_ALL, REJECT_ALL, HOLD_ALL, REQUEUE_ALL };
 
 #define MAXN 512
 
@@ -330,6 +331,8 @@ static void a_delivery(void *ud, const struct amq_delivery *d)
 		rc = amq_ack(x->c, d->gen, d->tag);
 	else if (x->mode == REJECT_ALL)
 		rc = amq_nack(x->c, d->gen, d->tag, 0);
+	else if (x->mode == REQUEUE_ALL)
+		rc = amq_nack(x->c, d->gen, d->tag, 1);
 	if (rc != GB_OK)
 		x->settle_errors++;
 }
@@ -595,6 +598,71 @@ static void test_async_recovers_from_a_dead_socket(void **state)
 	purge_all();
 }
 
+/* A message that every consumer hands back (as if it crashed each worker
+** that took it) comes back delivery_limit times, with the broker's
+** delivery count rising by one each time, and then the quorum queue
+** dead-letters it itself: at least once, to gridbroker.dead, with reason
+** delivery_limit. */
+static void test_async_delivery_limit_dead_letters(void **state)
+{
+	(void)state;
+	if (strcmp(g_cfg.amqp_queue_type, "quorum") != 0)
+		skip(); /* classic queues have no delivery limit */
+	purge_all();
+	char id[96];
+	make_id(id, sizeof(id), "poison", 0);
+	struct amq_sync *s = open_sync();
+	struct amq_props p = {.message_id = id, .persistent = 1};
+	assert_int_equal(amq_sync_publish(s, AMQ_EX_REQUESTS, "task.broker", &p,
+					  "poison", 6, 5000),
+			 GB_OK);
+	amq_sync_close(s);
+
+	struct event_base *base = event_base_new();
+	assert_non_null(base);
+	struct actx *x = calloc(1, sizeof(*x));
+	assert_non_null(x);
+	x->mode = REQUEUE_ALL;
+	x->c = amq_new(base, &g_cfg, &a_cb, x);
+	assert_non_null(x->c);
+	assert_int_equal(amq_start(x->c), GB_OK);
+	int limit = g_cfg.amqp_delivery_limit;
+	assert_true(limit + 1 < MAXN);
+	g_want = limit + 1;
+	assert_true(run_until(base, delivered, x, 30000));
+	run_until(base, never, x, 1000); /* and then no more */
+	assert_int_equal(x->ndel, limit + 1);
+	for (int i = 0; i < x->ndel; i++) {
+		assert_string_equal(x->ids[i], id);
+		assert_int_equal(x->counts[i], i);
+		assert_int_equal(x->redelivered[i], i > 0);
+	}
+	assert_int_equal(x->settle_errors, 0);
+	amq_free(x->c);
+	event_base_free(base);
+	free(x);
+
+	s = open_sync();
+	assert_int_equal(wait_depth(s, g_task_queue, 0), 0);
+	struct amq_message m;
+	int rc = GB_ENOTFOUND;
+	for (int i = 0; i < 50 && rc == GB_ENOTFOUND; i++) {
+		rc = amq_sync_get(s, AMQ_Q_DEAD, &m);
+		if (rc == GB_ENOTFOUND)
+			sleep_ms(100);
+	}
+	assert_int_equal(rc, GB_OK);
+	assert_string_equal(m.message_id, id);
+	assert_string_equal(m.routing_key, "task.broker");
+	assert_non_null(m.death_reason);
+	assert_string_equal(m.death_reason, "delivery_limit");
+	assert_int_equal(amq_sync_settle(s, m.tag, 1), GB_OK);
+	amq_message_free(&m);
+	assert_int_equal(purge(s, AMQ_Q_DEAD), 0);
+	amq_sync_close(s);
+	purge_all();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -603,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_sync_dead_letter_keeps_the_error_header),
 		cmocka_unit_test(test_async_confirms_and_consumes),
 		cmocka_unit_test(test_async_recovers_from_a_dead_socket),
+		cmocka_unit_test(test_async_delivery_limit_dead_letters),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
 }

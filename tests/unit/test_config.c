@@ -220,7 +220,7 @@ static const struct {
 	{ "amqp.prefetch", "50", 0 },
 	{ "amqp.confirm_window", "200", 0 },
 	{ "amqp.queue_type", "quorum", 0 },
-	{ "amqp.delivery_limit", "5", 0 },
+	{ "amqp.delivery_limit", "20", 0 },
 	{ "amqp.reconnect_max", "30", 0 },
 	{ "amqp.tls", "0", 0 },
 	{ "amqp.tls_ca_file", "", 0 },
