@@ -64,6 +64,18 @@ static struct amq_sync *open_sync(void)
 	return s;
 }
 
+/* The next message of gridbroker.dead, waiting up to 5 s for it. */
+static void get_dead_letter(struct amq_sync *s, struct amq_message *m)
+{
+	int rc = GB_ENOTFOUND;
+	for (int i = 0; i < 50 && rc == GB_ENOTFOUND; i++) {
+		rc = amq_sync_get(s, AMQ_Q_DEAD, m);
+		if (rc == GB_ENOTFOUND)
+			sleep_ms(100);
+	}
+	assert_int_equal(rc, GB_OK);
+}
+
 /* Take every message out of `queue`; returns how many there were. */
 static long purge(struct amq_sync *s, const char *queue)
 {
@@ -247,13 +259,7 @@ static void test_sync_dead_letter_keeps_the_error_header(void **state)
 					  "\xc1", 1, 5000),
 			 GB_OK);
 	struct amq_message m;
-	int rc = GB_ENOTFOUND;
-	for (int i = 0; i < 50 && rc == GB_ENOTFOUND; i++) {
-		rc = amq_sync_get(s, AMQ_Q_DEAD, &m);
-		if (rc == GB_ENOTFOUND)
-			sleep_ms(100);
-	}
-	assert_int_equal(rc, GB_OK);
+	get_dead_letter(s, &m);
 	assert_string_equal(m.message_id, id);
 	assert_string_equal(m.routing_key, "task.broker");
 	assert_non_null(m.error_header);
@@ -429,13 +435,33 @@ static void publish_n(struct event_base *base, struct actx *x,
 	}
 }
 
-static struct actx *new_ctx(struct event_base *base)
+/* One task.broker request with message id `id`, through the blocking
+** client, confirmed. */
+static void publish_request(const char *id, const char *body)
+{
+	struct amq_sync *s = open_sync();
+	struct amq_props p = {.message_id = id, .persistent = 1};
+	assert_int_equal(amq_sync_publish(s, AMQ_EX_REQUESTS, "task.broker", &p,
+					  body, strlen(body), 5000),
+			 GB_OK);
+	amq_sync_close(s);
+}
+
+/* An event-loop client consuming in `mode`, started (not yet up). */
+static struct actx *start_ctx(struct event_base *base, enum mode mode)
 {
 	struct actx *x = calloc(1, sizeof(*x));
 	assert_non_null(x);
+	x->mode = mode;
 	x->c = amq_new(base, &g_cfg, &a_cb, x);
 	assert_non_null(x->c);
 	assert_int_equal(amq_start(x->c), GB_OK);
+	return x;
+}
+
+static struct actx *new_ctx(struct event_base *base)
+{
+	struct actx *x = start_ctx(base, ACK_ALL);
 	assert_true(run_until(base, is_up, x, 20000));
 	assert_int_equal(x->nstates, 1);
 	assert_int_equal(x->states[0], 1);
@@ -497,13 +523,7 @@ static void test_async_confirms_and_consumes(void **state)
 	struct amq_sync *s = open_sync();
 	assert_int_equal(wait_depth(s, g_task_queue, 0), 0);
 	struct amq_message m;
-	int rc = GB_ENOTFOUND;
-	for (int i = 0; i < 50 && rc == GB_ENOTFOUND; i++) {
-		rc = amq_sync_get(s, AMQ_Q_DEAD, &m);
-		if (rc == GB_ENOTFOUND)
-			sleep_ms(100);
-	}
-	assert_int_equal(rc, GB_OK);
+	get_dead_letter(s, &m);
 	char id[96];
 	make_id(id, sizeof(id), "reject", 0);
 	assert_string_equal(m.message_id, id);
@@ -522,21 +542,11 @@ static void test_async_recovers_from_a_dead_socket(void **state)
 	purge_all();
 	char id[96];
 	make_id(id, sizeof(id), "held", 0);
-	struct amq_sync *s = open_sync();
-	struct amq_props p = {.message_id = id, .persistent = 1};
-	assert_int_equal(amq_sync_publish(s, AMQ_EX_REQUESTS, "task.broker", &p,
-					  "held", 4, 5000),
-			 GB_OK);
-	amq_sync_close(s);
+	publish_request(id, "held");
 
 	struct event_base *base = event_base_new();
 	assert_non_null(base);
-	struct actx *x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	x->mode = HOLD_ALL;
-	x->c = amq_new(base, &g_cfg, &a_cb, x);
-	assert_non_null(x->c);
-	assert_int_equal(amq_start(x->c), GB_OK);
+	struct actx *x = start_ctx(base, HOLD_ALL);
 	g_want = 1;
 	assert_true(run_until(base, delivered, x, 20000));
 	assert_string_equal(x->ids[0], id);
@@ -590,7 +600,7 @@ static void test_async_recovers_from_a_dead_socket(void **state)
 
 	/* Had the stale ack gone out, the message would be gone; closing
 	** the connection with it unacked puts it back. */
-	s = open_sync();
+	struct amq_sync *s = open_sync();
 	assert_int_equal(wait_depth(s, g_task_queue, 1), 1);
 	assert_int_equal(purge(s, g_task_queue), 1);
 	amq_sync_close(s);
@@ -611,21 +621,11 @@ static void test_async_delivery_limit_dead_letters(void **state)
 	purge_all();
 	char id[96];
 	make_id(id, sizeof(id), "poison", 0);
-	struct amq_sync *s = open_sync();
-	struct amq_props p = {.message_id = id, .persistent = 1};
-	assert_int_equal(amq_sync_publish(s, AMQ_EX_REQUESTS, "task.broker", &p,
-					  "poison", 6, 5000),
-			 GB_OK);
-	amq_sync_close(s);
+	publish_request(id, "poison");
 
 	struct event_base *base = event_base_new();
 	assert_non_null(base);
-	struct actx *x = calloc(1, sizeof(*x));
-	assert_non_null(x);
-	x->mode = REQUEUE_ALL;
-	x->c = amq_new(base, &g_cfg, &a_cb, x);
-	assert_non_null(x->c);
-	assert_int_equal(amq_start(x->c), GB_OK);
+	struct actx *x = start_ctx(base, REQUEUE_ALL);
 	int limit = g_cfg.amqp_delivery_limit;
 	assert_true(limit + 1 < MAXN);
 	g_want = limit + 1;
@@ -642,16 +642,10 @@ static void test_async_delivery_limit_dead_letters(void **state)
 	event_base_free(base);
 	free(x);
 
-	s = open_sync();
+	struct amq_sync *s = open_sync();
 	assert_int_equal(wait_depth(s, g_task_queue, 0), 0);
 	struct amq_message m;
-	int rc = GB_ENOTFOUND;
-	for (int i = 0; i < 50 && rc == GB_ENOTFOUND; i++) {
-		rc = amq_sync_get(s, AMQ_Q_DEAD, &m);
-		if (rc == GB_ENOTFOUND)
-			sleep_ms(100);
-	}
-	assert_int_equal(rc, GB_OK);
+	get_dead_letter(s, &m);
 	assert_string_equal(m.message_id, id);
 	assert_string_equal(m.routing_key, "task.broker");
 	assert_non_null(m.death_reason);
