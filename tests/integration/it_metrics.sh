@@ -169,7 +169,9 @@ log "requests, latencies, round trips, rejections and dead letters moved"
 # queue table the worker's index follows) holds now, once the worker has
 # counted after the traffic; the impossible task is pending, bob's and
 # carol's jobs are throttled and the DIRAC jobs wait (the pilot took none).
-bl() { curl -s "http://127.0.0.1:$P/metrics" | awk -v s="gridbroker_backlog{what=\"$1\"}" '$1 == s { print $2 }'; }
+# now_val SERIES: the series' value in a fresh scrape
+now_val() { curl -s "http://127.0.0.1:$P/metrics" | awk -v s="$1" '$1 == s { print $2 }'; }
+bl() { now_val "gridbroker_backlog{what=\"$1\"}"; }
 for w in "tasks_pending:select count(*) from tasks where status = 'pending'" \
 	"job_requests_pending:select count(*) from job_requests where status = 'pending'" \
 	"jobs_pending:select count(*) from jobs where status = 'pending'" \
@@ -202,8 +204,6 @@ vhost=$(sed -n '/^\[amqp\]/,/^\[/s/^vhost *= *//p' "$GB_CONFIG" | head -1)
 ids=$(sql "select id from information_schema.processlist where user = '$user' and db = '${GB_DB_NAME:-gridbroker}'")
 [ -n "$ids" ] || fail "no database connection of the worker to kill"
 for id in $ids; do sql "kill $id" || true; done
-# now_val SERIES: the series' value in a fresh scrape
-now_val() { curl -s "http://127.0.0.1:$P/metrics" | awk -v s="$1" '$1 == s { print $2 }'; }
 rdb=$(val after.prom 'gridbroker_reconnects_total{target="db"}')
 ramqp=$(val after.prom 'gridbroker_reconnects_total{target="amqp"}')
 wait_until 30 "[ \"\$(now_val 'gridbroker_reconnects_total{target=\"db\"}')\" -gt $rdb ]" ||

@@ -192,9 +192,7 @@ log "TO-13: 30 of 50 queued jobs rebrokered, the oldest first; the queue's count
 # offset included: after the jumps above, a reloaded queue whose last pilot
 # was 30 s ago (the sample's CERN-PROD_UCORE) must not look 12 h stale to
 # PJ-26. Stop the workers first: the load replaces the queue rows.
-for pid in "${GB_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-for pid in "${GB_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-GB_PIDS=()
+stop_all
 off=$(cat "$GB_CLOCK_FILE")
 [ "$off" -ge 43200 ] || fail "the clock moved only $off s"
 t0=$(now)

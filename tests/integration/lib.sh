@@ -39,10 +39,16 @@ ID_BASE=$(( ($(date +%s) % 1000000) * 100 + RANDOM % 100 ))
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -30 "$f"; }; done >&2; exit 1; }
 
-cleanup() {
+# stop_all: end every worker and subscriber this test started, and wait.
+stop_all() {
 	local pid
 	for pid in "${GB_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
 	for pid in "${GB_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	GB_PIDS=()
+}
+
+cleanup() {
+	stop_all
 	[ -n "$GB_CLOCK_FILE" ] && rm -f "$GB_CLOCK_FILE"
 	rm -rf "$T"
 }
