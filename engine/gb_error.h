@@ -3,7 +3,7 @@
 **
 ** Every fallible function in gridbroker returns an int: 0 (GB_OK) on success
 ** or one of the negative codes below. The list is an X-macro so the enum and
-** the message table cannot drift apart (tests/unit/test_error.c checks that
+** the message table cannot drift apart (tests/unit/engine/test_error.c checks that
 ** every code has a message). Codes are grouped by range: -1..-19 input and
 ** engine, -20.. database, -30.. AMQP, -40.. configuration, -50.. system.
 */

@@ -9,7 +9,7 @@
 ** by rc_parse_arch() into the caller's fixed buffers.
 **
 ** Interpretations where the seed is silent or ambiguous (tested in
-** tests/unit/test_swcheck.c):
+** tests/unit/engine/test_swcheck.c):
 ** - RC-02 parsing. The pieces '@base', '#cpu' and '&gpu' are each introduced
 **   by their separator and run to the next separator of any kind or the
 **   end, so their order in the string does not matter; a separator given

@@ -11,7 +11,7 @@
 **     pilot. The worker's in-memory index keeps one view per task queue and
 **     updates it in place, so a match costs one pass over ~500 views with
 **     no allocation and no SQL.
-** Strings are interned by the caller (worker/tqindex.c, the scenario
+** Strings are interned by the caller (worker/model/tqindex.c, the scenario
 ** loader): equal strings get equal ids; a pilot value that no task queue
 ** uses gets TQ_ID_UNKNOWN, which is in no set.
 **

@@ -2,7 +2,7 @@
 -- request dedup, the event outbox and the decision record.
 --
 -- How migration files are written (the runner is st_migrate in
--- worker/store.c; `gridbroker db migrate` calls it):
+-- worker/store/store.c; `gridbroker db migrate` calls it):
 --  - files run in the order of their NNNN prefix, each recorded in
 --    schema_migrations (version, name, applied_at), a table the runner
 --    creates itself before reading the first file;

@@ -8,7 +8,7 @@
 -- COD_MAX_STRING), message ids VARCHAR(191) like processed_messages.
 --
 -- How the tables keep the invariants DIRAC's TaskQueueDB loses
--- (worker/store_tq.h has the full argument):
+-- (worker/store/store_tq.h has the full argument):
 --  - a task queue is identified by its canonical signature: the UNIQUE
 --    sig_hash makes concurrent identical submissions create ONE row, and
 --    the signature text stored next to it lets the store tell a genuine

@@ -1,6 +1,6 @@
 -- 0006_decision_records.sql — what `gridbroker why` and the decision
 -- retention need: the record format itself lives in the detail JSON
--- (worker/decrec.h: digest, stage cuts, size bound), so no column changes;
+-- (worker/report/decrec.h: digest, stage cuts, size bound), so no column changes;
 -- only indexes.
 --
 -- `why pilot ID` finds a pilot's decisions by the id the pilot sent.

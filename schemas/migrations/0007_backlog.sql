@@ -1,6 +1,6 @@
 -- 0007_backlog.sql — what the backlog gauges of /metrics need
 -- (gridbroker_backlog, counted by every worker each
--- `[worker] backlog_interval` seconds: worker/store_summary.c st_backlog).
+-- `[worker] backlog_interval` seconds: worker/store/store_summary.c st_backlog).
 --
 -- Pending and throttled jobs are counted by status, and throttled tasks as
 -- the distinct tasks of throttled jobs. The jobs table holds every job the

@@ -30,13 +30,13 @@
 #include <unistd.h>
 
 #include "../common/pilotdrv.h"
-#include "config.h"
+#include "base/config.h"
 #include "gb_error.h"
 #include "priority.h"
 #include "rng.h"
-#include "store.h"
-#include "store_internal.h"
-#include "store_tq.h"
+#include "store/store.h"
+#include "store/store_internal.h"
+#include "store/store_tq.h"
 
 #define NTQ 500
 #define NSITES 60

@@ -42,15 +42,15 @@
 #include <jansson.h>
 #include <msgpack.h>
 
-#include "amqp.h"
-#include "amqp_internal.h"
-#include "arena.h"
-#include "codec.h"
-#include "codec_tq.h"
-#include "config.h"
-#include "dirac_json.h"
+#include "amqp/amqp.h"
+#include "amqp/amqp_internal.h"
+#include "base/arena.h"
+#include "codec/codec.h"
+#include "codec/codec_tq.h"
+#include "base/config.h"
+#include "explain/dirac_json.h"
 #include "gb_error.h"
-#include "scenario.h"
+#include "explain/scenario.h"
 
 #define CH 1
 #define WINDOW 64 /* unconfirmed publishes at a time */

@@ -25,10 +25,10 @@
 #include <amqp.h>
 #include <msgpack.h>
 
-#include "amqp.h"
-#include "amqp_internal.h"
-#include "arena.h"
-#include "codec_tq.h"
+#include "amqp/amqp.h"
+#include "amqp/amqp_internal.h"
+#include "base/arena.h"
+#include "codec/codec_tq.h"
 #include "gb_error.h"
 
 struct pd_result {

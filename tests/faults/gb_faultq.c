@@ -25,16 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* rabbitmq-c's own <amqp.h>, not worker/amqp.h (same trick as
-** worker/amqp_internal.h). */
+/* rabbitmq-c's own <amqp.h>, not worker/amqp/amqp.h (same trick as
+** worker/amqp/amqp_internal.h). */
 #include <../include/amqp.h>
 #include <amqp_tcp_socket.h>
 
-#include "amqp.h"
-#include "arena.h"
-#include "codec.h"
-#include "codec_tq.h"
-#include "config.h"
+#include "amqp/amqp.h"
+#include "base/arena.h"
+#include "codec/codec.h"
+#include "codec/codec_tq.h"
+#include "base/config.h"
 #include "gb_error.h"
 
 static int die_reply(amqp_rpc_reply_t r, const char *what)

@@ -42,17 +42,17 @@
 #include <jansson.h>
 #include <msgpack.h>
 
-#include "amqp.h"
-#include "arena.h"
-#include "codec.h"
-#include "codec_jobs.h"
-#include "codec_panda.h"
-#include "codec_tq.h"
-#include "config.h"
-#include "dirac_json.h"
+#include "amqp/amqp.h"
+#include "base/arena.h"
+#include "codec/codec.h"
+#include "codec/codec_jobs.h"
+#include "codec/codec_panda.h"
+#include "codec/codec_tq.h"
+#include "base/config.h"
+#include "explain/dirac_json.h"
 #include "gb_error.h"
-#include "scenario.h"
-#include "scenario_jobs.h"
+#include "explain/scenario.h"
+#include "explain/scenario_jobs.h"
 
 #define LG_REPLY_QUEUE "gridbroker.faults.replies"
 #define LG_MAX_KEEP 200000 /* job ids remembered for job.status */

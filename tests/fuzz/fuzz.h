@@ -26,8 +26,8 @@
 
 #include <msgpack.h>
 
-#include "arena.h"
-#include "codec.h"
+#include "base/arena.h"
+#include "codec/codec.h"
 #include "gb_error.h"
 
 /* What the worker gives one request: worker.max_decode_bytes (default

@@ -15,12 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "codec_jobs.h"
+#include "base/arena.h"
+#include "codec/codec_jobs.h"
 #include "fuzz.h"
 #include "gb_error.h"
-#include "scenario_jobs.h"
-#include "timefmt.h"
+#include "explain/scenario_jobs.h"
+#include "base/timefmt.h"
 
 static int names_eq(const char *const *a, size_t na, const char *const *b,
 		    size_t nb)
@@ -74,7 +74,7 @@ static int job_eq(const struct gm_job *a, const struct gm_job *b)
 	return 1;
 }
 
-static int anal_eq(const struct gm_anal *a, const struct gm_anal *b)
+static int analysis_eq(const struct gm_analysis *a, const struct gm_analysis *b)
 {
 	return a->is_analysis == b->is_analysis && fz_str_eq(a->user, b->user) &&
 	       fz_str_eq(a->working_group, b->working_group) &&
@@ -96,7 +96,7 @@ static int request_eq(const struct gm_request *a, const struct gm_request *b)
 	    !fz_str_eq(a->need.sw_version, b->need.sw_version) ||
 	    a->need.kind != b->need.kind ||
 	    !fz_str_eq(a->architecture, b->architecture) ||
-	    a->njobs != b->njobs || !anal_eq(&a->an, &b->an))
+	    a->njobs != b->njobs || !analysis_eq(&a->an, &b->an))
 		return 0;
 	for (size_t i = 0; i < a->njobs; i++)
 		if (!job_eq(&a->jobs[i], &b->jobs[i]))

@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "codec_panda.h"
-#include "codec_tq.h"
+#include "base/arena.h"
+#include "codec/codec_panda.h"
+#include "codec/codec_tq.h"
 #include "fuzz.h"
 #include "gb_error.h"
 

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arena.h"
-#include "codec_tq.h"
-#include "dirac_json.h"
+#include "base/arena.h"
+#include "codec/codec_tq.h"
+#include "explain/dirac_json.h"
 #include "fuzz.h"
 #include "gb_error.h"
 

@@ -19,9 +19,9 @@
 
 #include <jansson.h>
 
-#include "arena.h"
-#include "codec.h"
-#include "codec_tq.h"
+#include "base/arena.h"
+#include "codec/codec.h"
+#include "codec/codec_tq.h"
 #include "fuzz.h"
 #include "gb_error.h"
 

@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "codec_tq.h"
-#include "dirac_json.h"
+#include "base/arena.h"
+#include "codec/codec_tq.h"
+#include "explain/dirac_json.h"
 #include "fuzz.h"
 #include "gb_error.h"
 

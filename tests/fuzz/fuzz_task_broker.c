@@ -13,11 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "codec.h"
+#include "base/arena.h"
+#include "codec/codec.h"
 #include "fuzz.h"
 #include "gb_error.h"
-#include "scenario.h"
+#include "explain/scenario.h"
 
 static int dataset_eq(const struct tb_dataset *a, const struct tb_dataset *b)
 {

@@ -40,15 +40,15 @@
 #include <jansson.h>
 #include <msgpack.h>
 
-#include "arena.h"
-#include "codec.h"
-#include "codec_jobs.h"
-#include "codec_panda.h"
-#include "codec_tq.h"
-#include "dirac_json.h"
+#include "base/arena.h"
+#include "codec/codec.h"
+#include "codec/codec_jobs.h"
+#include "codec/codec_panda.h"
+#include "codec/codec_tq.h"
+#include "explain/dirac_json.h"
 #include "gb_error.h"
-#include "scenario.h"
-#include "scenario_jobs.h"
+#include "explain/scenario.h"
+#include "explain/scenario_jobs.h"
 
 #ifndef FZ_SOURCE_DIR
 #define FZ_SOURCE_DIR "."

@@ -29,10 +29,10 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "amqp_internal.h"
-#include "config.h"
+#include "amqp/amqp_internal.h"
+#include "base/config.h"
 #include "gb_error.h"
-#include "log.h"
+#include "base/log.h"
 
 static struct gb_config g_cfg;
 static char g_task_queue[AMQ_NAME_MAX];

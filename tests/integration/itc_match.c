@@ -23,10 +23,10 @@
 #include <unistd.h>
 
 #include "../common/pilotdrv.h"
-#include "amqp.h"
-#include "codec_tq.h"
+#include "amqp/amqp.h"
+#include "codec/codec_tq.h"
 #include "priority.h"
-#include "store_tq.h"
+#include "store/store_tq.h"
 
 #define NSITES 8
 #define NTQ 16          /* requirement sets */

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "gb_error.h"
-#include "store.h"
+#include "store/store.h"
 
 static struct gb_config cfg;
 static struct st_db *db;

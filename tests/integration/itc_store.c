@@ -28,11 +28,11 @@
 
 #include <mysql.h>
 
-#include "arena.h"
-#include "config.h"
+#include "base/arena.h"
+#include "base/config.h"
 #include "gb_error.h"
-#include "store.h"
-#include "store_internal.h"
+#include "store/store.h"
+#include "store/store_internal.h"
 
 #include "itc_raw.h"
 

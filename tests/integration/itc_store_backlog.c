@@ -23,8 +23,8 @@
 #include <mysql.h>
 
 #include "gb_error.h"
-#include "store.h"
-#include "store_summary.h"
+#include "store/store.h"
+#include "store/store_summary.h"
 
 #include "itc_raw.h"
 

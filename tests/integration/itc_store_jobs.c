@@ -27,13 +27,13 @@
 
 #include <mysql.h>
 
-#include "arena.h"
-#include "config.h"
+#include "base/arena.h"
+#include "base/config.h"
 #include "gb_error.h"
-#include "gridmodel.h"
+#include "model/gridmodel.h"
 #include "jobbroker.h"
-#include "store.h"
-#include "store_jobs.h"
+#include "store/store.h"
+#include "store/store_jobs.h"
 
 #include "itc_raw.h"
 
@@ -758,7 +758,7 @@ static void test_task_info(void **state)
 static struct jb_queue dq[2]; /* the queues a plan points into */
 /* What decide() puts in the request besides its arguments. */
 static long d_cores = 1, d_prio;
-static struct gm_anal d_an; /* zero: production */
+static struct gm_analysis d_an; /* zero: production */
 static int d_throttled;
 static long long d_last_start; /* of dq[0] */
 
@@ -977,7 +977,7 @@ static void test_decide_life_cycle(void **state)
 	const long long J = ITC_BASE + 300, D = 86400;
 	d_cores = 8;
 	d_prio = 700;
-	d_an = (struct gm_anal){.is_analysis = 1,
+	d_an = (struct gm_analysis){.is_analysis = 1,
 				.user = "itc_alice",
 				.working_group = "itc_grp"};
 	/* Assigned (TO-03 12 h), activated (TO-05 2 days below priority
@@ -1071,7 +1071,7 @@ static void test_decide_life_cycle(void **state)
 	d_cores = 1;
 	d_prio = 0;
 	d_last_start = 0;
-	d_an = (struct gm_anal){0};
+	d_an = (struct gm_analysis){0};
 }
 
 static void test_pending_due_skip_locked(void **state)

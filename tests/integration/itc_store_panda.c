@@ -25,11 +25,11 @@
 
 #include <mysql.h>
 
-#include "arena.h"
+#include "base/arena.h"
 #include "gb_error.h"
-#include "store.h"
-#include "store_internal.h" /* st_plain: a short lock wait on db2 */
-#include "store_panda.h"
+#include "store/store.h"
+#include "store/store_internal.h" /* st_plain: a short lock wait on db2 */
+#include "store/store_panda.h"
 #include "timeout.h"
 
 #include "itc_raw.h"

@@ -23,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "codec_tq.h"
+#include "base/arena.h"
+#include "codec/codec_tq.h"
 #include "priority.h"
-#include "store.h"
-#include "store_internal.h" /* ST_STRBUF: the long-value path */
-#include "store_tq.h"
+#include "store/store.h"
+#include "store/store_internal.h" /* ST_STRBUF: the long-value path */
+#include "store/store_tq.h"
 #include "taskqueue.h"
 
 #include "itc_raw.h"

@@ -4,7 +4,7 @@
 ** stages, errors, randomized invariants).
 **
 ** A header of static functions rather than a jbfixture.c because the build
-** turns every tests/unit/test_*.c into its own executable and knows no
+** turns every tests/unit/<room>/test_*.c into its own executable and knows no
 ** other source there. Every helper is static and JBFX_FN (marked unused):
 ** each test file uses only some of them, and -Werror would otherwise fail
 ** the build on the rest.

@@ -1,0 +1,124 @@
+/*
+** cli_why.c — `gridbroker why task|job|pilot ID [--json] [-a|--all]`: the
+** decision records stored in MariaDB (decrec.h) answer "why did my task,
+** job or pilot go there, or nowhere?" after the fact, with the same stage
+** summary `explain` prints offline. Reading: store_decisions.c; the text:
+** why_render.c.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "cli/cli.h"
+#include "gb_error.h"
+#include "store/store_decisions.h"
+#include "report/why_render.h"
+
+/* Room for the records read: `--all` of a task retried hourly for the
+** 30-day default retention is ~720 records of up to DR_RECORD_MAX. */
+#define WHY_ARENA (64u << 20)
+
+static int why(struct cli *cli, enum st_dec_what what, const char *noun,
+	       int argc, char **argv)
+{
+	const char *id = NULL;
+	int as_json = 0, all = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			as_json = 1;
+		else if (strcmp(argv[i], "-a") == 0 ||
+			 strcmp(argv[i], "--all") == 0)
+			all = 1;
+		else if (argv[i][0] != '-' && id == NULL)
+			id = argv[i];
+		else
+			return 2;
+	}
+	if (id == NULL || id[0] == '\0')
+		return 2;
+	struct st_db *db = cli_open_db(cli);
+	if (db == NULL)
+		return 1;
+	struct arena a;
+	arena_init(&a, WHY_ARENA);
+	struct st_dec_row *rows = NULL;
+	size_t n = 0;
+	int rc = st_dec_find(db, what, id, all ? (size_t)-1 : 1, &a, &rows, &n);
+	int code = 0;
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: why %s %s: %s (%s)\n", noun, id,
+			gb_strerror(rc), st_error(db));
+		code = 1;
+	} else if (n == 0) {
+		fprintf(stderr, "no decision recorded for %s %s\n", noun, id);
+		code = 1;
+	}
+	size_t show = all ? n : (n ? 1 : 0);
+	json_t *arr = as_json ? json_array() : NULL;
+	long long focus = what == ST_DEC_JOB ? strtoll(id, NULL, 10) : 0;
+	for (size_t i = 0; code == 0 && i < show; i++) {
+		const struct st_dec_row *r = &rows[i];
+		struct wr_head h = {
+			.id = r->id,
+			.kind = r->kind,
+			.subject = r->subject,
+			.request_id = r->request_id,
+			.outcome = r->outcome,
+			.chosen = r->chosen,
+			.decided_at = r->decided_at,
+			.focus_job = focus,
+		};
+		json_t *d = r->detail ? json_loads(r->detail, 0, NULL) : NULL;
+		if (as_json) {
+			json_t *o = wr_json(&h, d);
+			if (o == NULL || json_array_append_new(arr, o) != 0)
+				code = 1;
+		} else {
+			char *txt = wr_render(&h, d);
+			if (txt == NULL)
+				code = 1;
+			else
+				printf("%s%s", i ? "\n" : "", txt);
+			free(txt);
+		}
+		json_decref(d);
+	}
+	if (code == 0 && as_json) {
+		/* The latest alone is an object; --all an array, newest first. */
+		json_t *out = all ? arr : json_array_get(arr, 0);
+		char *txt = json_dumps(out, JSON_INDENT(2) |
+						    JSON_REAL_PRECISION(10));
+		if (txt && !all && n > 1) {
+			json_object_set_new(out, "earlier",
+					    json_integer((json_int_t)(n - 1)));
+			free(txt);
+			txt = json_dumps(out, JSON_INDENT(2) |
+						      JSON_REAL_PRECISION(10));
+		}
+		printf("%s\n", txt ? txt : "null");
+		free(txt);
+	} else if (code == 0 && !all && n > 1) {
+		printf("(%zu earlier decision%s: gridbroker why %s %s --all)\n",
+		       n - 1, n == 2 ? "" : "s", noun, id);
+	}
+	json_decref(arr);
+	arena_free(&a);
+	st_close(db);
+	return code;
+}
+
+int cli_cmd_why_task(struct cli *cli, int argc, char **argv)
+{
+	return why(cli, ST_DEC_TASK, "task", argc, argv);
+}
+
+int cli_cmd_why_job(struct cli *cli, int argc, char **argv)
+{
+	return why(cli, ST_DEC_JOB, "job", argc, argv);
+}
+
+int cli_cmd_why_pilot(struct cli *cli, int argc, char **argv)
+{
+	return why(cli, ST_DEC_PILOT, "pilot", argc, argv);
+}

@@ -1,0 +1,693 @@
+/*
+** tqindex.c — the worker's in-memory task queue index (tqindex.h).
+**
+** Shape, and why:
+**   - Strings are interned once into dense ids (0, 1, 2, ...) through an
+**     open-addressing hash table (linear probing, FNV-1a, load <= 1/2), so
+**     the engine compares uint32 ids and a pilot's strings cost one hash
+**     each. Names are never freed while the index lives: the set of
+**     distinct owners, groups, sites and CEs of a grid is small and the
+**     engine's views hold ids, so recycling ids would buy nothing.
+**   - The TQs are two parallel arrays sorted by tq_id: `views`, the
+**     contiguous struct tq_view array handed to tq_match as is, and `tqs`,
+**     pointers to the private per-TQ data. The per-TQ data is a heap block
+**     of its own that never moves, so a view's `levels` and `set[].v`
+**     pointers survive inserting or removing other TQs; only the id arrays
+**     of a level move (on growth or compaction) and every change to a level
+**     re-points its `lowest` at once.
+**   - A TQ has at most one level per UserPriority (TQ_MIN_PRIORITY..
+**     TQ_MAX_PRIORITY, eleven), kept in a fixed array inside the TQ block,
+**     ascending by priority, so creating a level never allocates anything
+**     but its id array. A level's ids are ascending in [head, head + njobs)
+**     of a growable array: `lowest` is &v[head], taking the lowest id is
+**     head++ (what a match usually does), an insertion or removal shifts
+**     whichever side of the position is shorter (the gap before head is
+**     used for insertions in the front half), and the array is compacted
+**     when the gap before head is at least as large as the live ids, so
+**     every operation is amortised O(1) plus the move of the shorter side.
+**   - A job is found by its TQ and then a probe of each level: the ten
+**     lowest ids of every level first (what a match claims: O(1), and in
+**     the cache lines the head already uses), then a binary search of the
+**     levels whose [first, last] range holds the id. No per-job hash table:
+**     that would triple the ~10 bytes a waiting job costs here.
+**
+** Failure: every function allocates what it needs before it changes
+** anything; a tqi_tq_put that fails after interning new strings drops them
+** again, so GB_ENOMEM leaves the index exactly as it was.
+*/
+#include "model/tqindex.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_error.h"
+#include "rng.h"
+
+#define TQI_NPRIO (TQ_MAX_PRIORITY - TQ_MIN_PRIORITY + 1)
+#define TQI_EMPTY UINT32_MAX   /* free hash slot (also TQ_ID_UNKNOWN) */
+#define TQI_SLOTS_MIN 64
+#define TQI_TQS_MIN 16
+#define TQI_IDS_MIN 8          /* first id array of a level */
+#define TQI_COMPACT_MIN 64     /* no compaction for a smaller gap */
+
+/* The storage of one level's ids; the count is the level's njobs. */
+struct tqi_ids {
+	long long *v;
+	size_t head; /* first live id */
+	size_t cap;  /* entries allocated in v */
+};
+
+/* Private per-TQ data; the block never moves while the TQ lives. */
+struct tqi_tq {
+	long long seq;
+	uint32_t *sets;                    /* every field's ids, one block */
+	struct tq_level levels[TQI_NPRIO]; /* [0, nlevels) live, ascending */
+	struct tqi_ids ids[TQI_NPRIO];     /* parallel to levels */
+};
+
+struct tqi_index {
+	/* interning */
+	char **names;     /* id -> string */
+	uint32_t nnames;
+	size_t names_cap;
+	uint32_t *slots;  /* hash -> id, TQI_EMPTY when free */
+	size_t nslots;    /* power of two, or 0 before the first string */
+	/* task queues, both arrays sorted by tq_id */
+	struct tq_view *views;
+	struct tqi_tq **tqs;
+	size_t ntqs, tqs_cap;
+	size_t njobs;
+};
+
+/* ---- interning ------------------------------------------------------------ */
+
+/* The slot holding `s`, or the free slot where it would go. nslots > 0. */
+static size_t slot_find(const struct tqi_index *x, const char *s, uint64_t h)
+{
+	size_t mask = x->nslots - 1;
+	size_t i = (size_t)h & mask;
+	for (;;) {
+		uint32_t id = x->slots[i];
+		if (id == TQI_EMPTY || strcmp(x->names[id], s) == 0)
+			return i;
+		i = (i + 1) & mask;
+	}
+}
+
+/* Put ids 0..nnames-1 into `slots` (all free, nslots of them). */
+static void slots_fill(struct tqi_index *x)
+{
+	for (uint32_t id = 0; id < x->nnames; id++) {
+		size_t i = slot_find(x, x->names[id], gb_hash64(x->names[id]));
+		x->slots[i] = id;
+	}
+}
+
+/* Drop the strings interned after the first `keep` (undo of a failed put).
+** The table keeps its size, so refilling it needs no allocation. */
+static void intern_truncate(struct tqi_index *x, uint32_t keep)
+{
+	if (x->nnames == keep)
+		return;
+	for (uint32_t id = keep; id < x->nnames; id++)
+		free(x->names[id]);
+	x->nnames = keep;
+	for (size_t i = 0; i < x->nslots; i++)
+		x->slots[i] = TQI_EMPTY;
+	slots_fill(x);
+}
+
+uint32_t tqi_intern(struct tqi_index *x, const char *s)
+{
+	if (x == NULL || s == NULL)
+		return TQ_ID_UNKNOWN;
+	uint64_t h = gb_hash64(s);
+	if (x->nslots > 0) {
+		uint32_t id = x->slots[slot_find(x, s, h)];
+		if (id != TQI_EMPTY)
+			return id;
+	}
+	if (x->nnames >= TQI_EMPTY - 1)
+		return TQ_ID_UNKNOWN; /* ids must stay below TQ_ID_UNKNOWN */
+	/* Make room first, so a failure leaves every table as it was. */
+	if (x->nnames == x->names_cap) {
+		size_t cap = x->names_cap ? x->names_cap * 2 : 64;
+		char **n = realloc(x->names, cap * sizeof(*n));
+		if (n == NULL)
+			return TQ_ID_UNKNOWN;
+		x->names = n;
+		x->names_cap = cap;
+	}
+	if ((size_t)(x->nnames + 1) * 2 > x->nslots) {
+		size_t ns = x->nslots ? x->nslots * 2 : TQI_SLOTS_MIN;
+		uint32_t *sl = malloc(ns * sizeof(*sl));
+		if (sl == NULL)
+			return TQ_ID_UNKNOWN;
+		for (size_t i = 0; i < ns; i++)
+			sl[i] = TQI_EMPTY;
+		free(x->slots);
+		x->slots = sl;
+		x->nslots = ns;
+		slots_fill(x);
+	}
+	size_t len = strlen(s);
+	char *copy = malloc(len + 1);
+	if (copy == NULL)
+		return TQ_ID_UNKNOWN;
+	memcpy(copy, s, len + 1);
+	uint32_t id = x->nnames++;
+	x->names[id] = copy;
+	x->slots[slot_find(x, s, h)] = id;
+	return id;
+}
+
+uint32_t tqi_lookup(const struct tqi_index *x, const char *s)
+{
+	if (x == NULL || s == NULL || x->nslots == 0)
+		return TQ_ID_UNKNOWN;
+	return x->slots[slot_find(x, s, gb_hash64(s))];
+}
+
+const char *tqi_name(const struct tqi_index *x, uint32_t id)
+{
+	if (x == NULL || id >= x->nnames)
+		return NULL;
+	return x->names[id];
+}
+
+/* ---- task queues ---------------------------------------------------------- */
+
+struct tqi_index *tqi_new(void)
+{
+	struct tqi_index *x = calloc(1, sizeof(*x));
+	if (x == NULL)
+		return NULL;
+	/* Views are never NULL, so tq_match gets a valid array even when the
+	** index is empty. */
+	x->views = malloc(TQI_TQS_MIN * sizeof(*x->views));
+	x->tqs = malloc(TQI_TQS_MIN * sizeof(*x->tqs));
+	if (x->views == NULL || x->tqs == NULL) {
+		free(x->views);
+		free(x->tqs);
+		free(x);
+		return NULL;
+	}
+	x->tqs_cap = TQI_TQS_MIN;
+	return x;
+}
+
+static void tq_destroy(struct tqi_tq *t, size_t nlevels)
+{
+	for (size_t l = 0; l < nlevels; l++)
+		free(t->ids[l].v);
+	free(t->sets);
+	free(t);
+}
+
+void tqi_free(struct tqi_index *x)
+{
+	if (x == NULL)
+		return;
+	for (size_t i = 0; i < x->ntqs; i++)
+		tq_destroy(x->tqs[i], x->views[i].nlevels);
+	for (uint32_t id = 0; id < x->nnames; id++)
+		free(x->names[id]);
+	free(x->names);
+	free(x->slots);
+	free(x->views);
+	free(x->tqs);
+	free(x);
+}
+
+/* Binary search by tq_id: 1 and its position when present, else 0 and
+** where it would be inserted. */
+static int tq_find(const struct tqi_index *x, long long tq_id, size_t *pos)
+{
+	size_t lo = 0, hi = x->ntqs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (x->views[mid].tq_id < tq_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*pos = lo;
+	return lo < x->ntqs && x->views[lo].tq_id == tq_id;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Every string of the sets present (NULL set = no requirement at all). */
+static int sets_valid(const struct tq_strset *set, size_t *total)
+{
+	*total = 0;
+	if (set == NULL)
+		return 1;
+	for (int f = 0; f < TQ_NFIELDS; f++) {
+		if (set[f].n > 0 && set[f].v == NULL)
+			return 0;
+		for (size_t i = 0; i < set[f].n; i++)
+			if (set[f].v[i] == NULL)
+				return 0;
+		if (set[f].n > SIZE_MAX / sizeof(uint32_t) - *total)
+			return 0;
+		*total += set[f].n;
+	}
+	return 1;
+}
+
+/*
+** Intern the sets' strings into one block of sorted, unique id arrays
+** (*block, owned by the caller; NULL when every set is empty) described by
+** out[]. GB_ENOMEM leaves interned strings for the caller to truncate.
+*/
+static int sets_build(struct tqi_index *x, const struct tq_strset *set,
+		      size_t total, uint32_t **block,
+		      struct tq_idset out[TQ_NFIELDS])
+{
+	uint32_t *b = NULL;
+	memset(out, 0, TQ_NFIELDS * sizeof(*out));
+	*block = NULL;
+	if (total == 0)
+		return GB_OK;
+	b = malloc(total * sizeof(*b));
+	if (b == NULL)
+		return GB_ENOMEM;
+	size_t off = 0;
+	for (int f = 0; f < TQ_NFIELDS; f++) {
+		uint32_t *p = b + off;
+		size_t n = set[f].n, m = 0;
+		for (size_t i = 0; i < n; i++) {
+			p[i] = tqi_intern(x, set[f].v[i]);
+			if (p[i] == TQ_ID_UNKNOWN) {
+				free(b);
+				return GB_ENOMEM;
+			}
+		}
+		/* Sets arrive as strings in any order with repeats; ids
+		** sort differently from strings anyway. */
+		qsort(p, n, sizeof(*p), cmp_u32);
+		for (size_t i = 0; i < n; i++)
+			if (m == 0 || p[m - 1] != p[i])
+				p[m++] = p[i];
+		out[f].v = m ? p : NULL;
+		out[f].n = m;
+		off += m;
+	}
+	*block = b;
+	return GB_OK;
+}
+
+/* Room for one more TQ in both arrays. */
+static int tqs_reserve(struct tqi_index *x)
+{
+	if (x->ntqs < x->tqs_cap)
+		return GB_OK;
+	size_t cap = x->tqs_cap * 2;
+	/* Grown one after the other: when the second fails the first is just
+	** larger than needed, and the next attempt reallocates it in place. */
+	struct tq_view *v = realloc(x->views, cap * sizeof(*v));
+	if (v == NULL)
+		return GB_ENOMEM;
+	x->views = v;
+	struct tqi_tq **t = realloc(x->tqs, cap * sizeof(*t));
+	if (t == NULL)
+		return GB_ENOMEM;
+	x->tqs = t;
+	x->tqs_cap = cap;
+	return GB_OK;
+}
+
+int tqi_tq_put(struct tqi_index *x, long long tq_id, const char *owner,
+	       const char *owner_group, const char *setup, long long cpu_time,
+	       const struct tq_strset set[TQ_NFIELDS], double priority)
+{
+	size_t total;
+	if (x == NULL || tq_id <= 0 || owner == NULL || owner_group == NULL ||
+	    setup == NULL || !isfinite(priority) || !sets_valid(set, &total))
+		return GB_EINVAL;
+	size_t pos;
+	int present = tq_find(x, tq_id, &pos);
+	struct tqi_tq *t = NULL;
+	if (!present) {
+		if (tqs_reserve(x) != GB_OK)
+			return GB_ENOMEM;
+		t = calloc(1, sizeof(*t));
+		if (t == NULL)
+			return GB_ENOMEM;
+	}
+	uint32_t keep = x->nnames;
+	uint32_t o = tqi_intern(x, owner), g = tqi_intern(x, owner_group),
+		 su = tqi_intern(x, setup);
+	uint32_t *block = NULL;
+	struct tq_idset ids[TQ_NFIELDS];
+	int rc = GB_ENOMEM;
+	if (o != TQ_ID_UNKNOWN && g != TQ_ID_UNKNOWN && su != TQ_ID_UNKNOWN)
+		rc = sets_build(x, set, total, &block, ids);
+	if (rc != GB_OK) {
+		free(t);
+		intern_truncate(x, keep);
+		return rc;
+	}
+	/* Everything allocated: commit. */
+	struct tq_view *v;
+	if (present) {
+		v = &x->views[pos];
+		free(x->tqs[pos]->sets);
+		x->tqs[pos]->sets = block;
+	} else {
+		memmove(&x->views[pos + 1], &x->views[pos],
+			(x->ntqs - pos) * sizeof(*x->views));
+		memmove(&x->tqs[pos + 1], &x->tqs[pos],
+			(x->ntqs - pos) * sizeof(*x->tqs));
+		x->ntqs++;
+		t->sets = block;
+		x->tqs[pos] = t;
+		v = &x->views[pos];
+		memset(v, 0, sizeof(*v));
+		v->tq_id = tq_id;
+		v->levels = t->levels;
+	}
+	v->owner = o;
+	v->owner_group = g;
+	v->setup = su;
+	v->cpu_time = cpu_time;
+	memcpy(v->set, ids, sizeof(ids));
+	v->priority = priority;
+	return GB_OK;
+}
+
+int tqi_tq_remove(struct tqi_index *x, long long tq_id)
+{
+	size_t pos;
+	if (x == NULL)
+		return GB_EINVAL;
+	if (!tq_find(x, tq_id, &pos))
+		return GB_ENOTFOUND;
+	x->njobs -= x->views[pos].njobs;
+	tq_destroy(x->tqs[pos], x->views[pos].nlevels);
+	x->ntqs--;
+	memmove(&x->views[pos], &x->views[pos + 1],
+		(x->ntqs - pos) * sizeof(*x->views));
+	memmove(&x->tqs[pos], &x->tqs[pos + 1],
+		(x->ntqs - pos) * sizeof(*x->tqs));
+	return GB_OK;
+}
+
+int tqi_tq_has(const struct tqi_index *x, long long tq_id)
+{
+	size_t pos;
+	return x != NULL && tq_find(x, tq_id, &pos);
+}
+
+int tqi_set_priority(struct tqi_index *x, long long tq_id, double priority)
+{
+	size_t pos;
+	if (x == NULL || !isfinite(priority))
+		return GB_EINVAL;
+	if (!tq_find(x, tq_id, &pos))
+		return GB_ENOTFOUND;
+	x->views[pos].priority = priority;
+	return GB_OK;
+}
+
+long long tqi_seq(const struct tqi_index *x, long long tq_id)
+{
+	size_t pos;
+	if (x == NULL)
+		return GB_EINVAL;
+	if (!tq_find(x, tq_id, &pos))
+		return GB_ENOTFOUND;
+	return x->tqs[pos]->seq;
+}
+
+int tqi_set_seq(struct tqi_index *x, long long tq_id, long long seq)
+{
+	size_t pos;
+	if (x == NULL || seq < 0)
+		return GB_EINVAL;
+	if (!tq_find(x, tq_id, &pos))
+		return GB_ENOTFOUND;
+	x->tqs[pos]->seq = seq;
+	return GB_OK;
+}
+
+/* ---- levels and their ids ------------------------------------------------- */
+
+/* Lower bound of id in the ascending b[0..n). */
+static size_t ids_lower(const long long *b, size_t n, long long id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Re-point the view's level at its ids after anything moved them. */
+static void level_sync(struct tq_level *lv, const struct tqi_ids *d)
+{
+	lv->lowest = d->v + d->head;
+	lv->nlowest = lv->njobs < TQ_PICK_FROM ? lv->njobs : TQ_PICK_FROM;
+}
+
+/* 1 and the position (relative to head) when level l holds id. The head
+** test first: a match's claim removes one of the lowest ids. */
+static int level_has(const struct tqi_tq *t, size_t l, long long id,
+		     size_t *pos)
+{
+	size_t n = t->levels[l].njobs;
+	const long long *b = t->ids[l].v + t->ids[l].head;
+	if (n == 0 || id < b[0] || id > b[n - 1])
+		return 0;
+	*pos = ids_lower(b, n, id);
+	return b[*pos] == id;
+}
+
+/* Insert id (absent) into a level; GB_ENOMEM with nothing changed. */
+static int ids_insert(struct tqi_ids *d, struct tq_level *lv, long long id)
+{
+	size_t n = lv->njobs;
+	size_t p = ids_lower(d->v + d->head, n, id);
+	if (d->head > 0 && p <= n / 2) {
+		/* Front half: use the gap that removals of low ids left. */
+		long long *b = d->v + d->head;
+		memmove(b - 1, b, p * sizeof(*b));
+		d->head--;
+		d->v[d->head + p] = id;
+	} else {
+		if (d->head + n == d->cap) {
+			if (d->head > 0) {
+				memmove(d->v, d->v + d->head, n * sizeof(*d->v));
+				d->head = 0;
+			} else {
+				/* x1.5 keeps the slack (and ~10 bytes/job)
+				** lower than doubling would. */
+				size_t cap = d->cap + d->cap / 2;
+				if (cap > SIZE_MAX / sizeof(*d->v))
+					return GB_ENOMEM;
+				long long *v = realloc(d->v, cap * sizeof(*v));
+				if (v == NULL)
+					return GB_ENOMEM;
+				d->v = v;
+				d->cap = cap;
+			}
+		}
+		long long *b = d->v + d->head;
+		memmove(b + p + 1, b + p, (n - p) * sizeof(*b));
+		b[p] = id;
+	}
+	lv->njobs = n + 1;
+	level_sync(lv, d);
+	return GB_OK;
+}
+
+/* Remove the id at position p (relative to head) of a level. Never fails:
+** shrinking is an optimisation and a failed realloc keeps the old array. */
+static void ids_remove_at(struct tqi_ids *d, struct tq_level *lv, size_t p)
+{
+	size_t n = lv->njobs;
+	long long *b = d->v + d->head;
+	if (p < n / 2 || p == 0) {
+		memmove(b + 1, b, p * sizeof(*b));
+		d->head++;
+	} else {
+		memmove(b + p, b + p + 1, (n - p - 1) * sizeof(*b));
+	}
+	n--;
+	lv->njobs = n;
+	/* Compacting when the gap is as large as the live ids costs at most
+	** one move per id removed since the last compaction. */
+	if (d->head >= TQI_COMPACT_MIN && d->head >= n) {
+		memmove(d->v, d->v + d->head, n * sizeof(*d->v));
+		d->head = 0;
+	}
+	if (d->cap >= 4 * TQI_IDS_MIN && n < d->cap / 4) {
+		if (d->head > 0) {
+			memmove(d->v, d->v + d->head, n * sizeof(*d->v));
+			d->head = 0;
+		}
+		size_t cap = d->cap / 2;
+		long long *v = realloc(d->v, cap * sizeof(*v));
+		if (v != NULL) {
+			d->v = v;
+			d->cap = cap;
+		}
+	}
+	level_sync(lv, d);
+}
+
+int tqi_job_add(struct tqi_index *x, long long tq_id, long long job_id,
+		int user_priority)
+{
+	size_t pos, p;
+	if (x == NULL || job_id <= 0 || user_priority < TQ_MIN_PRIORITY ||
+	    user_priority > TQ_MAX_PRIORITY)
+		return GB_EINVAL;
+	if (!tq_find(x, tq_id, &pos))
+		return GB_ENOTFOUND;
+	struct tq_view *v = &x->views[pos];
+	struct tqi_tq *t = x->tqs[pos];
+	for (size_t l = 0; l < v->nlevels; l++)
+		if (level_has(t, l, job_id, &p))
+			return GB_OK; /* idempotent, whatever its priority */
+	size_t l = 0;
+	while (l < v->nlevels && t->levels[l].user_priority < user_priority)
+		l++;
+	if (l < v->nlevels && t->levels[l].user_priority == user_priority) {
+		if (ids_insert(&t->ids[l], &t->levels[l], job_id) != GB_OK)
+			return GB_ENOMEM;
+	} else {
+		long long *ids = malloc(TQI_IDS_MIN * sizeof(*ids));
+		if (ids == NULL)
+			return GB_ENOMEM;
+		memmove(&t->levels[l + 1], &t->levels[l],
+			(v->nlevels - l) * sizeof(t->levels[0]));
+		memmove(&t->ids[l + 1], &t->ids[l],
+			(v->nlevels - l) * sizeof(t->ids[0]));
+		v->nlevels++;
+		ids[0] = job_id;
+		t->ids[l] = (struct tqi_ids){.v = ids, .head = 0,
+					     .cap = TQI_IDS_MIN};
+		t->levels[l] = (struct tq_level){.user_priority = user_priority,
+						 .njobs = 1};
+		level_sync(&t->levels[l], &t->ids[l]);
+	}
+	v->njobs++;
+	x->njobs++;
+	return GB_OK;
+}
+
+int tqi_job_remove(struct tqi_index *x, long long tq_id, long long job_id)
+{
+	size_t pos, p = 0, l;
+	if (x == NULL)
+		return GB_EINVAL;
+	if (!tq_find(x, tq_id, &pos))
+		return GB_ENOTFOUND;
+	struct tq_view *v = &x->views[pos];
+	struct tqi_tq *t = x->tqs[pos];
+	/* First the ten lowest of each level (a match claims one of them;
+	** they share a cache line or two with the head), then the rest. */
+	for (l = 0; l < v->nlevels; l++) {
+		const struct tq_level *lv = &t->levels[l];
+		for (p = 0; p < lv->nlowest && lv->lowest[p] < job_id; p++)
+			;
+		if (p < lv->nlowest && lv->lowest[p] == job_id)
+			break;
+	}
+	if (l == v->nlevels)
+		for (l = 0; l < v->nlevels; l++)
+			if (level_has(t, l, job_id, &p))
+				break;
+	if (l == v->nlevels)
+		return GB_ENOTFOUND;
+	if (t->levels[l].njobs == 1) {
+		/* The level's last job: the level goes (tq_level.njobs > 0). */
+		free(t->ids[l].v);
+		memmove(&t->levels[l], &t->levels[l + 1],
+			(v->nlevels - l - 1) * sizeof(t->levels[0]));
+		memmove(&t->ids[l], &t->ids[l + 1],
+			(v->nlevels - l - 1) * sizeof(t->ids[0]));
+		v->nlevels--;
+	} else {
+		ids_remove_at(&t->ids[l], &t->levels[l], p);
+	}
+	v->njobs--;
+	x->njobs--;
+	return GB_OK;
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+size_t tqi_njobs(const struct tqi_index *x)
+{
+	return x ? x->njobs : 0;
+}
+
+size_t tqi_tq_njobs(const struct tqi_index *x, long long tq_id)
+{
+	size_t pos;
+	if (x == NULL || !tq_find(x, tq_id, &pos))
+		return 0;
+	return x->views[pos].njobs;
+}
+
+size_t tqi_ntqs(const struct tqi_index *x)
+{
+	return x ? x->ntqs : 0;
+}
+
+const struct tq_view *tqi_views(const struct tqi_index *x, size_t *n)
+{
+	*n = x->ntqs;
+	return x->views;
+}
+
+void tqi_stats(const struct tqi_index *x, struct pr_tq *out)
+{
+	for (size_t i = 0; i < x->ntqs; i++) {
+		const struct tq_view *v = &x->views[i];
+		double sum = 0;
+		for (size_t l = 0; l < v->nlevels; l++)
+			sum += (double)v->levels[l].user_priority *
+			       (double)v->levels[l].njobs;
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].tq_id = v->tq_id;
+		out[i].owner = x->names[v->owner];
+		out[i].owner_group = x->names[v->owner_group];
+		out[i].njobs = (long long)v->njobs;
+		out[i].prio_sum = sum;
+	}
+}
+
+void tqi_resource(const struct tqi_index *x, const char *setup,
+		  long long cpu_time, const char *site, const char *grid_ce,
+		  const char *platform, const char *pilot_type,
+		  const char *owner_group, const char *owner,
+		  struct tq_resource *out)
+{
+	memset(out, 0, sizeof(*out)); /* job_sharing 0 until the caller says */
+	out->setup = tqi_lookup(x, setup);
+	out->cpu_time = cpu_time;
+	out->site = tqi_lookup(x, site);
+	out->has_grid_ce = grid_ce != NULL;
+	out->grid_ce = tqi_lookup(x, grid_ce);
+	out->has_platform = platform != NULL;
+	out->platform = tqi_lookup(x, platform);
+	out->has_pilot_type = pilot_type != NULL;
+	out->pilot_type = tqi_lookup(x, pilot_type);
+	out->has_owner_group = owner_group != NULL;
+	out->owner_group = tqi_lookup(x, owner_group);
+	out->has_owner = owner != NULL;
+	out->owner = tqi_lookup(x, owner);
+}

@@ -1,0 +1,725 @@
+/*
+** pipeline.c — request handling: validate, decide in one transaction,
+** publish the event with a confirm, then ack. See pipeline.h for the shape
+** and why nothing is lost or done twice.
+*/
+#include "pipeline/pipeline.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "codec/codec.h"
+#include "report/decrec.h"
+#include "gb_error.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "pipeline/pipeline_internal.h"
+#include "report/report.h"
+#include "store/store_summary.h"
+
+#define WK_RELAY_BATCH 50  /* outbox rows relayed per scan */
+
+struct wk_pending {
+	int used;
+	uint64_t seq;
+	long long outbox_id; /* 0 for dead-letter copies */
+	int has_delivery;    /* ack (or nack) this delivery on the confirm */
+	uint64_t gen, tag;
+	uint64_t *tags;      /* or these deliveries of generation gen (a
+				group commit), malloc'd */
+	size_t ntags;
+	double t0;           /* clk_mono() at the publish (metrics) */
+};
+
+int wk_init(struct wk_worker *w, const struct gb_config *cfg, const char *id)
+{
+	memset(w, 0, sizeof(*w));
+	w->mx_type = w->mx_outcome = -1;
+	w->cfg = cfg;
+	snprintf(w->id, sizeof(w->id), "%s", id);
+	w->npend = (size_t)(cfg->amqp_confirm_window > 0 ? cfg->amqp_confirm_window
+						     : 1);
+	w->pend = calloc(w->npend, sizeof(*w->pend));
+	if (w->pend == NULL)
+		return GB_ENOMEM;
+	int rc = wk_tq_init(w);
+	if (rc != GB_OK) {
+		free(w->pend);
+		w->pend = NULL;
+	}
+	return rc;
+}
+
+void wk_free(struct wk_worker *w)
+{
+	for (size_t i = 0; w->pend && i < w->npend; i++)
+		free(w->pend[i].tags);
+	wk_tq_free(w);
+	wk_park_drop(w);
+	free(w->pend);
+	w->pend = NULL;
+	if (w->db)
+		st_close(w->db);
+	w->db = NULL;
+}
+
+size_t wk_inflight(const struct wk_worker *w)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->npend; i++)
+		n += w->pend[i].used;
+	return n;
+}
+
+int wk_db_connect(struct wk_worker *w)
+{
+	char err[256] = "";
+	int had = w->db != NULL; /* else the first connect, not a reconnect */
+	if (w->db == NULL) {
+		int rc = st_open(w->cfg, &w->db, err, sizeof(err));
+		if (rc != GB_OK) {
+			log_warn("database: %s", err);
+			return rc;
+		}
+	} else if ((w->db_down || st_ping(w->db) != GB_OK) &&
+		   st_reconnect(w->db) != GB_OK) {
+		/* After a lost connection, reconnect rather than trust a ping:
+		** a Galera node on its way out still answers pings. */
+		log_warn("database: %s", st_error(w->db));
+		return GB_EDBGONE;
+	}
+	if (w->db_down && had)
+		mx_wk_reconnect(MX_TG_DB);
+	if (w->db_down)
+		log_info("database connection restored");
+	w->db_down = 0;
+	return GB_OK;
+}
+
+void wk_db_failed(struct wk_worker *w, int rc, const char *what)
+{
+	w->n_db_errors++;
+	log_error("%s: %s (%s)", what, gb_strerror(rc),
+		  w->db ? st_error(w->db) : "no connection");
+	if (rc == GB_EDBGONE)
+		w->db_down = 1;
+}
+
+/* ---- publishing ------------------------------------------------------ */
+
+static struct wk_pending *slot_free(struct wk_worker *w)
+{
+	for (size_t i = 0; i < w->npend; i++)
+		if (!w->pend[i].used)
+			return &w->pend[i];
+	return NULL;
+}
+
+/*
+** Publish one event row; remember the delivery to settle on the confirm.
+** On failure the row stays leased in the outbox and a relay publishes it
+** when the lease ends.
+*/
+static int publish_row(struct wk_worker *w, const struct st_outbox_row *r,
+		       const struct amq_delivery *d, struct wk_pending **slot)
+{
+	struct wk_pending *p = slot_free(w);
+	if (p == NULL)
+		return GB_ETIMEOUT;
+	struct amq_props props = {
+		.message_id = r->message_id,
+		.type = r->type,
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	uint64_t seq = 0;
+	int rc = amq_publish(w->amq, r->exchange, r->routing_key, &props,
+			     r->body, r->len, &seq);
+	if (rc != GB_OK) {
+		log_warn("publish %s: %s (left in the outbox)", r->message_id,
+			 gb_strerror(rc));
+		return rc;
+	}
+	memset(p, 0, sizeof(*p));
+	p->used = 1;
+	p->seq = seq;
+	p->t0 = clk_mono();
+	p->outbox_id = r->id;
+	if (d) {
+		p->has_delivery = 1;
+		p->gen = d->gen;
+		p->tag = d->tag;
+	}
+	if (slot)
+		*slot = p;
+	return GB_OK;
+}
+
+int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
+		   const struct amq_delivery *d)
+{
+	int rc = publish_row(w, r, d, NULL);
+	/* Not published now (broker blocking publishers, confirm window
+	** full, connection gone): the decision is committed and the row
+	** stays leased in the outbox for the relay, so the request is done.
+	** Left unsettled it would sit unacknowledged until the connection
+	** closes, never redelivered and never finished (the fault suite's
+	** memory alarms found this). */
+	if (rc != GB_OK && d)
+		amq_ack(w->amq, d->gen, d->tag);
+	return rc;
+}
+
+int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
+			uint64_t gen, const uint64_t *tags, size_t n)
+{
+	uint64_t *copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (copy == NULL)
+		return GB_ENOMEM;
+	memcpy(copy, tags, n * sizeof(*copy));
+	struct wk_pending *p = NULL;
+	int rc = publish_row(w, r, NULL, &p);
+	if (rc != GB_OK) {
+		free(copy);
+		return rc;
+	}
+	p->tags = copy;
+	p->ntags = n;
+	p->gen = gen;
+	return GB_OK;
+}
+
+void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
+{
+	struct wk_worker *w = ud;
+	struct wk_pending *p = NULL;
+	for (size_t i = 0; i < w->npend; i++)
+		if (w->pend[i].used && w->pend[i].seq == seq)
+			p = &w->pend[i];
+	if (p == NULL)
+		return;
+	if (outcome != AMQ_CONFIRM_LOST)
+		mx_wk_amqp_roundtrip(clk_mono() - p->t0);
+	switch (outcome) {
+	case AMQ_CONFIRM_ACK:
+		if (p->outbox_id && w->db && !w->db_down) {
+			int rc = st_outbox_sent(w->db, p->outbox_id);
+			if (rc != GB_OK)
+				wk_db_failed(w, rc, "outbox mark sent");
+		}
+		if (p->has_delivery)
+			amq_ack(w->amq, p->gen, p->tag);
+		for (size_t i = 0; i < p->ntags; i++)
+			amq_ack(w->amq, p->gen, p->tags[i]);
+		break;
+	case AMQ_CONFIRM_NACK:
+		/* The broker refused the event. The decision is committed and
+		** the row stays in the outbox, where the relay publishes it
+		** when its lease ends, so the request is done: ack it. Handing
+		** it back instead looped (redelivery, "already decided",
+		** publish, refused again) until the delivery limit, while a
+		** quorum queue's leader node was down (cluster test). */
+		log_warn("broker refused publish %" PRIu64
+			 "; the outbox relay sends it later",
+			 seq);
+		if (p->has_delivery)
+			amq_ack(w->amq, p->gen, p->tag);
+		for (size_t i = 0; i < p->ntags; i++)
+			amq_ack(w->amq, p->gen, p->tags[i]);
+		break;
+	case AMQ_CONFIRM_LOST:
+		/* Connection gone: the broker requeues the delivery itself. */
+		break;
+	}
+	free(p->tags);
+	p->tags = NULL;
+	p->ntags = 0;
+	p->used = 0;
+}
+
+/*
+** Copy an unusable request to the dead-letter exchange with a header that
+** names the field and the problem; ack the original once the copy is
+** confirmed. If even that publish fails, reject without requeue so the
+** queue's own dead-lettering keeps the message (without our header).
+*/
+void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
+		    const char *field, const char *problem)
+{
+	char hdr[400];
+	snprintf(hdr, sizeof(hdr), "%s: %s", field, problem);
+	const char *headers[] = {AMQ_ERROR_HEADER, hdr,
+				 "x-original-routing-key",
+				 d->routing_key ? d->routing_key : "",
+				 "x-gridbroker-worker", w->id, NULL};
+	struct amq_props props = {
+		.message_id = d->props.message_id,
+		.type = d->props.type,
+		.content_type = d->props.content_type,
+		.persistent = 1,
+		.headers = headers,
+	};
+	w->n_dead++;
+	mx_wk_dead_letter(d->routing_key);
+	wk_mx_outcome(w, MX_O_DEAD_LETTERED);
+	log_warn("dead-lettered %s message %s: %s",
+		 d->routing_key ? d->routing_key : "?",
+		 d->props.message_id ? d->props.message_id : "(no id)", hdr);
+	struct wk_pending *p = slot_free(w);
+	uint64_t seq = 0;
+	if (p == NULL ||
+	    amq_publish(w->amq, AMQ_EX_DLX,
+			d->routing_key ? d->routing_key : "unknown", &props,
+			d->body, d->len, &seq) != GB_OK) {
+		amq_nack(w->amq, d->gen, d->tag, 0);
+		return;
+	}
+	memset(p, 0, sizeof(*p));
+	p->used = 1;
+	p->seq = seq;
+	p->t0 = clk_mono();
+	p->has_delivery = 1;
+	p->gen = d->gen;
+	p->tag = d->tag;
+}
+
+/* ---- deciding ---------------------------------------------------------- */
+
+uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now)
+{
+	return gb_hash64(request_id) ^ (uint64_t)now ^ (++w->seq_counter << 32);
+}
+
+int wk_outbox_row(struct wk_worker *w, const char *message_id,
+		  const char *event, const char *request_id,
+		  const msgpack_sbuffer *sb, long long now, struct arena *a,
+		  struct st_outbox_row *row)
+{
+	memset(row, 0, sizeof(*row));
+	row->message_id = arena_strdup(a, message_id);
+	row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
+	row->routing_key = arena_strdup(a, event);
+	row->type = row->routing_key;
+	row->body = arena_alloc(a, sb->size ? sb->size : 1);
+	row->len = sb->size;
+	if (!row->message_id || !row->exchange || !row->routing_key ||
+	    !row->body)
+		return GB_ENOMEM;
+	memcpy(row->body, sb->data, sb->size);
+	return st_outbox_add(w->db, row->message_id, request_id, row->exchange,
+			     row->routing_key, row->type, row->body, row->len,
+			     w->id, now + w->cfg->outbox_lease, &row->id);
+}
+
+int wk_outbox_event(struct wk_worker *w, const char *event,
+		    long long decision_id, const char *request_id,
+		    const msgpack_sbuffer *sb, long long now, struct arena *a,
+		    struct st_outbox_row *row)
+{
+	char msgid[64];
+	snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
+	return wk_outbox_row(w, msgid, event, request_id, sb, now, a, row);
+}
+
+/*
+** Inside the caller's transaction: load the state, run the engine, record
+** the decision and queue its event. `row` gets the event (memory in `a`).
+*/
+static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
+			     const char *request_id, long long now,
+			     struct arena *a, struct st_outbox_row *row)
+{
+	struct prm_set set;
+	int rc = st_params_load(w->db, a, &set);
+	if (rc != GB_OK)
+		return rc;
+	struct tb_params p;
+	tb_params_resolve(&set, task->gshare, &p);
+	struct tb_nucleus *nuclei = NULL;
+	size_t n = 0;
+	rc = st_tb_state(w->db, task, a, &nuclei, &n);
+	if (rc != GB_OK)
+		return rc;
+	struct dec_candidate *cands =
+		n ? arena_alloc(a, n * sizeof(*cands)) : NULL;
+	if (n && cands == NULL)
+		return GB_ETOOBIG;
+	struct gb_rng rng;
+	gb_rng_seed(&rng, wk_seed(w, request_id, now));
+	struct dec_decision dec;
+	rc = tb_broker(task, nuclei, n, &p, &rng, cands, &dec);
+	if (rc != GB_OK)
+		return rc;
+	mx_wk_decision(&dec);
+
+	const char *nucleus = dec.chosen >= 0 ? cands[dec.chosen].name : NULL;
+	long long retry_at =
+		dec.outcome == DEC_PENDING ? now + dec.retry_after_s : 0;
+	json_t *detail = rpt_decision_json(&dec);
+	char *detail_s = dr_finish(detail, DR_RECORD_MAX);
+	long long decision_id = 0;
+	rc = st_task_decide(w->db, task, &dec, nucleus, now, retry_at,
+			    request_id, detail_s ? detail_s : "{}",
+			    &decision_id);
+	free(detail_s);
+	if (rc != GB_OK)
+		return rc;
+
+	const char *event = dec.outcome == DEC_ASSIGNED ? "task.assigned"
+							: "task.pending";
+	struct cod_task_event ev = {
+		.event = event,
+		.decision_id = decision_id,
+		.request_id = request_id,
+		.task = task,
+		.nuclei = nuclei,
+		.dec = &dec,
+		.decided_at = now,
+		.retry_at = retry_at,
+	};
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	rc = cod_encode_task_event(&ev, &sb);
+	if (rc == GB_OK)
+		rc = wk_outbox_event(w, event, decision_id, request_id, &sb, now,
+				     a, row);
+	msgpack_sbuffer_destroy(&sb);
+	if (rc != GB_OK)
+		return rc;
+
+	if (nucleus)
+		wk_decided(w, request_id, task->task_id, dec.outcome,
+			   "task %lld assigned to %s (%zu of %zu nuclei "
+			   "eligible) decision %lld request %s",
+			   task->task_id, nucleus, dec_alive(&dec), n,
+			   decision_id, request_id);
+	else
+		wk_decided(w, request_id, task->task_id, dec.outcome,
+			   "task %lld pending, retry in %d s (0 of %zu nuclei "
+			   "eligible) decision %lld request %s",
+			   task->task_id, dec.retry_after_s, n, decision_id,
+			   request_id);
+	return GB_OK;
+}
+
+void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
+		enum dec_outcome outcome, const char *fmt, ...)
+{
+	w->n_decided++;
+	wk_mx_outcome(w, outcome == DEC_ASSIGNED ? MX_O_ASSIGNED : MX_O_PENDING);
+	if (outcome == DEC_ASSIGNED)
+		w->n_assigned++;
+	else
+		w->n_pending++;
+	char msg[512], f_req[220], f_task[64], f_out[48];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", request_id);
+	snprintf(f_task, sizeof(f_task), "GB_TASK_ID=%lld", task_id);
+	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
+		 dec_outcome_name(outcome));
+	const char *fields[] = {f_req, f_task, f_out, NULL};
+	log_fields(LOG_LVL_INFO, fields, "%s", msg);
+}
+
+/* Test seam: GB_TEST_CRASH_AT=after-commit kills the process right after
+** the decision commits and before the event is published or the request
+** acked — the window the outbox exists for. */
+void wk_crash_point(const char *where)
+{
+	const char *at = getenv("GB_TEST_CRASH_AT");
+	if (at && strcmp(at, where) == 0) {
+		log_warn("GB_TEST_CRASH_AT=%s: killing myself", where);
+		raise(SIGKILL);
+	}
+}
+
+/* The request was decided before: republish what is still unsent. */
+void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
+		    long long now, struct arena *a)
+{
+	w->n_dup++;
+	wk_mx_outcome(w, MX_O_DUPLICATE);
+	struct st_outbox_row *rows = NULL;
+	size_t n = 0;
+	int rc = st_outbox_claim_request(w->db, d->props.message_id, w->id,
+					 now, w->cfg->outbox_lease, a, &rows,
+					 &n);
+	if (rc != GB_OK) {
+		wk_db_failed(w, rc, "outbox claim for a redelivered request");
+		wk_requeue(w, d);
+		return;
+	}
+	log_info("request %s already decided; %zu event(s) still to publish",
+		 d->props.message_id, n);
+	if (n == 0) {
+		amq_ack(w->amq, d->gen, d->tag);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		wk_publish_row(w, &rows[i], i + 1 == n ? d : NULL);
+}
+
+static void handle_task_broker(struct wk_worker *w,
+			       const struct amq_delivery *d, struct arena *a)
+{
+	struct tb_task task;
+	struct cod_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = cod_decode_task(d->body, d->len, a, &task, &err);
+	if (rc != GB_OK) {
+		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
+			    err.problem[0] ? err.problem : gb_strerror(rc));
+		return;
+	}
+	const char *msgid = d->props.message_id;
+	for (int attempt = 0;; attempt++) {
+		long long now = clk_now();
+		int already = 0;
+		struct st_outbox_row row;
+		rc = st_begin(w->db);
+		if (rc == GB_OK)
+			rc = st_claim_message(w->db, msgid, "task.broker", now,
+					      &already);
+		if (rc == GB_OK && already) {
+			st_rollback(w->db);
+			wk_redelivered(w, d, now, a);
+			return;
+		}
+		if (rc == GB_OK)
+			rc = st_task_save(w->db, &task, msgid, now);
+		if (rc == GB_OK)
+			rc = decide_and_record(w, &task, msgid, now, a, &row);
+		if (rc == GB_OK)
+			rc = st_commit(w->db);
+		if (rc == GB_OK) {
+			wk_crash_point("after-commit");
+			wk_publish_row(w, &row, d);
+			return;
+		}
+		if (w->db)
+			st_rollback(w->db);
+		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES)
+			continue;
+		if (rc == GB_EINVAL) {
+			wk_dead_letter(w, d, "task", "rejected by the engine as "
+						  "inconsistent");
+			return;
+		}
+		wk_db_failed(w, rc, "task.broker");
+		wk_requeue(w, d);
+		return;
+	}
+}
+
+/* What each request type is handled by (tmux's cmd_table[] shape); the
+** queues consumed are amq_request_types[] of amqp_topology.c. */
+struct wk_route {
+	const char *key;
+	void (*fn)(struct wk_worker *w, const struct amq_delivery *d,
+		   struct arena *a);
+};
+
+static const struct wk_route wk_routes[] = {
+	{"task.broker", handle_task_broker},
+	{"job.broker", wk_handle_job_broker},
+	{"job.submit", wk_handle_job_submit},
+	{"pilot.match", wk_handle_pilot_match},
+	{"job.status", wk_handle_job_status},
+	{NULL, NULL},
+};
+
+/* Outcomes that are decisions: they get a latency observation. */
+static int mx_is_decision(enum mx_outcome o)
+{
+	return o == MX_O_ASSIGNED || o == MX_O_PENDING ||
+	       o == MX_O_THROTTLED || o == MX_O_MATCHED ||
+	       o == MX_O_NOMATCH || o == MX_O_ACCEPTED ||
+	       o == MX_O_UPDATED || o == MX_O_IGNORED;
+}
+
+void wk_mx_outcome(struct wk_worker *w, enum mx_outcome o)
+{
+	if (w->mx_type >= 0)
+		w->mx_outcome = (int)o;
+}
+
+void wk_mx_settled(enum mx_rtype t, enum mx_outcome o, double t0)
+{
+	mx_wk_request(t, o, 1);
+	if (mx_is_decision(o))
+		mx_wk_decision_latency(t, clk_mono() - t0);
+}
+
+static void on_delivery(struct wk_worker *w, const struct amq_delivery *d);
+
+/*
+** Every delivery is counted once by type and outcome, here, after its
+** handler: the handlers only name the outcome (wk_mx_outcome). A
+** pilot.match that joined the batch names none; the batch counts it when
+** it is answered (pipeline_match.c).
+*/
+void wk_on_delivery(void *ud, const struct amq_delivery *d)
+{
+	struct wk_worker *w = ud;
+	w->mx_type = (int)mx_index(&mx_dim_type, d->routing_key);
+	w->mx_outcome = -1;
+	w->mx_t0 = clk_mono();
+	on_delivery(w, d);
+	if (w->mx_outcome >= 0)
+		wk_mx_settled((enum mx_rtype)w->mx_type,
+			      (enum mx_outcome)w->mx_outcome, w->mx_t0);
+	w->mx_type = w->mx_outcome = -1;
+}
+
+static void on_delivery(struct wk_worker *w, const struct amq_delivery *d)
+{
+	if (w->db == NULL || w->db_down) {
+		/* No database: hold the request until it is back (see
+		** pipeline_park.c); the main loop closes the AMQP connection
+		** if the outage lasts. */
+		wk_park(w, d);
+		return;
+	}
+	if (d->len > (size_t)w->cfg->max_message_bytes) {
+		char problem[128];
+		snprintf(problem, sizeof(problem),
+			 "message of %zu bytes exceeds max_message_bytes %d",
+			 d->len, w->cfg->max_message_bytes);
+		wk_dead_letter(w, d, "body", problem);
+		return;
+	}
+	if (d->props.message_id == NULL || d->props.message_id[0] == '\0') {
+		wk_dead_letter(w, d, "message_id",
+			    "missing: every request needs a unique message id");
+		return;
+	}
+	if (strlen(d->props.message_id) > 190) {
+		wk_dead_letter(w, d, "message_id", "longer than 190 characters");
+		return;
+	}
+	struct arena a;
+	arena_init(&a, (size_t)w->cfg->max_decode_bytes);
+	const struct wk_route *r = wk_routes;
+	while (r->key && (d->routing_key == NULL ||
+			  strcmp(d->routing_key, r->key) != 0))
+		r++;
+	if (r->key) {
+		r->fn(w, d, &a);
+	} else {
+		char problem[160];
+		snprintf(problem, sizeof(problem),
+			 "no handler for routing key '%s'",
+			 d->routing_key ? d->routing_key : "");
+		wk_dead_letter(w, d, "routing_key", problem);
+	}
+	arena_free(&a);
+}
+
+/* ---- periodic work ---------------------------------------------------- */
+
+static void tasks_pending_scan(struct wk_worker *w)
+{
+	long long now = clk_now();
+	struct arena a;
+	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
+	long long ids[WK_RETRY_BATCH];
+	struct st_outbox_row rows[WK_RETRY_BATCH];
+	size_t n = 0, done = 0;
+	int rc = st_begin(w->db);
+	if (rc == GB_OK)
+		rc = st_pending_due(w->db, now, WK_RETRY_BATCH, ids, &n);
+	for (size_t i = 0; rc == GB_OK && i < n; i++) {
+		struct tb_task task;
+		char reqid[96];
+		snprintf(reqid, sizeof(reqid), "gb-retry-%lld-%lld", ids[i],
+			 now);
+		rc = st_task_load(w->db, ids[i], &a, &task);
+		if (rc == GB_OK)
+			rc = decide_and_record(w, &task, reqid, now, &a,
+					       &rows[done]);
+		if (rc == GB_OK)
+			done++;
+	}
+	if (rc == GB_OK)
+		rc = st_commit(w->db);
+	if (rc != GB_OK) {
+		st_rollback(w->db);
+		wk_db_failed(w, rc, "pending retry scan");
+	} else {
+		for (size_t i = 0; i < done; i++)
+			wk_publish_row(w, &rows[i], NULL);
+		w->n_retried += done;
+		mx_wk_request(MX_T_TASK_BROKER, MX_O_RETRIED, (double)done);
+		if (done)
+			log_info("retried %zu pending task(s)", done);
+	}
+	arena_free(&a);
+}
+
+void wk_pending_scan(struct wk_worker *w)
+{
+	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
+		return;
+	tasks_pending_scan(w);
+	if (w->db && !w->db_down)
+		wk_jobs_pending_scan(w);
+}
+
+void wk_backlog_scan(struct wk_worker *w)
+{
+	if (w->db == NULL || w->db_down)
+		return;
+	struct st_backlog b;
+	int rc = st_backlog(w->db, &b);
+	if (rc != GB_OK) {
+		/* the gauges keep their last values; backlog_time shows age */
+		wk_db_failed(w, rc, "backlog count");
+		return;
+	}
+	double v[MX_NBACKLOG];
+	v[MX_B_TASKS_PENDING] = (double)b.tasks_pending;
+	v[MX_B_JOB_REQUESTS_PENDING] = (double)b.job_requests_pending;
+	v[MX_B_JOBS_PENDING] = (double)b.jobs_pending;
+	v[MX_B_TASKS_THROTTLED] = (double)b.tasks_throttled;
+	v[MX_B_JOBS_THROTTLED] = (double)b.jobs_throttled;
+	/* DIRAC's waiting jobs are already counted in memory: the index the
+	** matcher refreshes every index_refresh_ms (a COUNT over a million
+	** tq_jobs rows on every worker would cost far more). */
+	v[MX_B_DIRAC_JOBS_WAITING] =
+		w->tq && w->tq->sync.loaded ? (double)tqi_njobs(w->tq->idx) : 0;
+	/* Real time, not the clock seam: Prometheus compares it with its
+	** own clock to tell a stale count. */
+	mx_wk_backlog(v, (double)time(NULL));
+}
+
+void wk_outbox_relay(struct wk_worker *w)
+{
+	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
+		return;
+	struct arena a;
+	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
+	struct st_outbox_row *rows = NULL;
+	size_t n = 0;
+	int rc = st_outbox_claim(w->db, w->id, clk_now(),
+				 w->cfg->outbox_lease, WK_RELAY_BATCH, &a,
+				 &rows, &n);
+	if (rc != GB_OK) {
+		wk_db_failed(w, rc, "outbox relay");
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (wk_publish_row(w, &rows[i], NULL) == GB_OK)
+				w->n_relayed++;
+		if (n)
+			log_info("relayed %zu event(s) left in the outbox", n);
+	}
+	arena_free(&a);
+}

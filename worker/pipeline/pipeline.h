@@ -1,0 +1,118 @@
+/*
+** pipeline.h — what a worker does with a request, from delivery to ack.
+**
+**   delivery -> size/id checks -> msgpack decode and validate
+**     (invalid: copy to gridbroker.dlx with x-gridbroker-error, ack after
+**      the copy is confirmed)
+**   -> one MariaDB transaction: dedup on the message id, save the task,
+**      load the grid state, run the engine, record the decision, queue the
+**      event in the outbox (leased to this worker)
+**   -> publish the event with a publisher confirm -> mark the outbox row
+**      sent and ack the delivery.
+**
+** A crash anywhere loses nothing: before the commit the broker redelivers
+** and nothing was written; after it the redelivery finds the message id,
+** and the event still in the outbox is published (by this path right away,
+** or by any worker's outbox relay once the lease ends). Pending tasks are
+** retried by a periodic scan that locks due rows with SKIP LOCKED, so two
+** workers never retry the same task.
+*/
+#ifndef GB_PIPELINE_H
+#define GB_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "amqp/amqp.h"
+#include "base/config.h"
+#include "store/store.h"
+
+struct wk_pending; /* a publish waiting for its confirm */
+struct wk_tq;      /* the DIRAC side's state (pipeline_match.c) */
+struct wk_parked;  /* a delivery held while the database is away */
+
+struct wk_worker {
+	const struct gb_config *cfg;
+	struct st_db *db;          /* NULL while disconnected */
+	struct amq_conn *amq;
+	char id[160];              /* owner name for outbox leases */
+	uint64_t seq_counter;      /* seeds: request hash ^ counter */
+	struct wk_pending *pend;   /* cfg->amqp_confirm_window slots */
+	size_t npend;
+	int db_down;               /* set on GB_EDBGONE until reconnected */
+	struct wk_tq *tq;          /* task queue index, match batch, leader */
+	/* Deliveries that came (or failed) while the database was away,
+	** held unacknowledged until it is back (pipeline_park.c); at most
+	** amqp_prefetch of them, since the broker sends no more. */
+	struct wk_parked *parked;
+	size_t nparked, cap_parked;
+	/* The delivery being handled, for the metrics (pipeline.c):
+	** its mx_rtype (-1 outside a delivery), the outcome the handler
+	** reached (-1 none yet; the last one set wins, so a decision whose
+	** commit failed ends as the error) and when it came. */
+	int mx_type, mx_outcome;
+	double mx_t0;
+	/* counters (the stopping line; the metrics are in metrics.c) */
+	unsigned long n_decided, n_assigned, n_pending, n_dead, n_dup,
+		n_retried, n_relayed, n_db_errors, n_matched, n_nomatch,
+		n_claim_lost, n_submitted, n_status, n_parked;
+};
+
+/* Set up `w` (allocates the confirm table). Returns 0 or GB_ENOMEM. */
+int wk_init(struct wk_worker *w, const struct gb_config *cfg,
+	    const char *id);
+void wk_free(struct wk_worker *w);
+
+/* amq callbacks; `ud` is the struct wk_worker. */
+void wk_on_delivery(void *ud, const struct amq_delivery *d);
+void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome);
+
+/*
+** Replay the parked deliveries (the database is back). Deliveries of an
+** earlier AMQP connection are dropped: the broker requeued them when that
+** connection closed. Returns how many were replayed.
+*/
+size_t wk_unpark(struct wk_worker *w);
+
+/* Forget every parked delivery without settling it: call when the AMQP
+** connection is being closed (the broker requeues them). */
+void wk_park_drop(struct wk_worker *w);
+
+/* amq on_idle callback: decide the pilot.match requests batched so far
+** (group commit). */
+void wk_on_idle(void *ud);
+
+/*
+** Periodic DIRAC work, every tick: refresh the task queue index and, on
+** the worker holding the leader lease, recompute priorities (PR-08), sample
+** the running-job history (PR-04) and delete empty task queues.
+*/
+void wk_tq_tick(struct wk_worker *w);
+
+/* Periodic work: retry due pending tasks; publish leftover outbox rows. */
+void wk_pending_scan(struct wk_worker *w);
+void wk_outbox_relay(struct wk_worker *w);
+/* Periodic: count the backlog (pending and throttled work, DIRAC waiting
+** jobs) into the gridbroker_backlog gauges of /metrics. Does nothing while
+** the database is away; a failed count keeps the last values. */
+void wk_backlog_scan(struct wk_worker *w);
+
+/*
+** The timeout scan (TO-01..TO-12): one transaction claiming up to
+** [panda] timeout_batch due jobs, and no more than the free publisher
+** confirm slots can publish at once (two events per job). Returns 1 when
+** it took as many jobs as it could, so more may be due and the caller
+** scans again at once; 0 otherwise.
+*/
+int wk_timeout_scan(struct wk_worker *w);
+
+/* Fast rebrokerage (TO-13), on the worker holding the leader lease. */
+void wk_fast_rebro(struct wk_worker *w);
+
+/* Try to (re)connect the database; 0 when connected. */
+int wk_db_connect(struct wk_worker *w);
+
+/* Publishes still waiting for a confirm. */
+size_t wk_inflight(const struct wk_worker *w);
+
+#endif

@@ -1,0 +1,919 @@
+/*
+** pipeline_match.c — pilot.match: hand each pilot the right waiting job
+** (TQ-04..TQ-10), many pilots per MariaDB transaction.
+**
+** Why batched: a pilot's match must be durable before its reply, and one
+** durable commit costs more than everything else of a match together
+** (about 0.6 ms here, ~1,600 commits/s per client). So deliveries are not
+** decided one by one: wk_handle_pilot_match only validates and queues
+** them, and when the AMQP pump has read every frame that was waiting
+** (amq on_idle), or the batch is full, the queued pilots are decided
+** together:
+**
+**   refresh the in-memory task queue index if it is older than
+**   index_refresh_ms (tqsync.h)
+**   -> per pilot: tq_match over the index's views (no SQL); the picked job
+**      leaves the index at once, so two pilots of one batch never pick the
+**      same job
+**   -> one transaction: st_tq_claim removes the picked jobs from tq_jobs
+**      and says which this transaction won (TQ-09); a pilot whose job
+**      another worker won picks again (up to WK_MATCH_ROUNDS picks), then
+**      st_tq_record writes every decision (matched or not, with the TQ-10
+**      counts) and the outbox gets one pilot.matched and one pilot.nomatch
+**      event for the whole batch; commit
+**   -> reply to each pilot (default exchange, its reply_to, its
+**      correlation_id), publish the events with a confirm, and ack the
+**      deliveries when the event is confirmed.
+**
+** Nothing is lost or done twice: before the commit nothing is written and
+** the deliveries are redelivered; after it a redelivered request finds its
+** recorded decision (pilot_matches.request_id is UNIQUE) and the pilot
+** gets the same answer again; the events sit in the outbox until a confirm.
+** A rolled-back transaction puts the picked jobs back into the index.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "report/decrec.h"
+#include "gb_error.h"
+#include "base/jsonutil.h"
+#include "base/log.h"
+#include "pipeline/pipeline_internal.h"
+#include "store/store_tq.h"
+
+#define WK_MATCH_ROUNDS 3     /* picks per pilot before "claim_conflict" */
+#define WK_REQ_BYTES 8192     /* batch arena per queued request */
+#define WK_CFG_RELOAD_S 30.0  /* groups/segments re-read period */
+
+enum {
+	WK_MR_NEW = 0,     /* queued */
+	WK_MR_REDELIVERED, /* queued, the broker says it was delivered before */
+	WK_MR_PICKED,      /* has a pick to claim */
+	WK_MR_MATCHED,     /* claimed */
+	WK_MR_NOMATCH,     /* decided: nothing */
+	WK_MR_DONE,        /* answered from an earlier decision, settled */
+};
+
+/* ---- state ------------------------------------------------------------- */
+
+struct wk_reply_wait {
+	uint64_t gen, tag;     /* the pilot.match delivery to ack */
+	char *reply_to, *corr_id, *msgid;
+	void *body;
+	size_t len;
+};
+
+static void rw_free(struct wk_reply_wait *x)
+{
+	free(x->reply_to);
+	free(x->corr_id);
+	free(x->msgid);
+	free(x->body);
+}
+
+
+int wk_tq_init(struct wk_worker *w)
+{
+	struct wk_tq *t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return GB_ENOMEM;
+	t->cap = (size_t)(w->cfg->match_batch > 0 ? w->cfg->match_batch : 1);
+	t->req = calloc(t->cap, sizeof(*t->req));
+	t->idx = tqi_new();
+	if (t->req == NULL || t->idx == NULL) {
+		free(t->req);
+		tqi_free(t->idx);
+		free(t);
+		return GB_ENOMEM;
+	}
+	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
+	arena_init(&t->cfg_arena, 4u << 20);
+	w->tq = t;
+	return GB_OK;
+}
+
+void wk_tq_free(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	if (t == NULL)
+		return;
+	if (t->leader && w->db && !w->db_down &&
+	    st_tq_lease_release(w->db, w->id) == GB_OK)
+		log_info("gave up the DIRAC leader lease");
+	tqi_free(t->idx);
+	for (size_t i = 0; i < t->nrw; i++)
+		rw_free(&t->rw[i]);
+	free(t->rw);
+	free(t->req);
+	free(t->weights);
+	arena_free(&t->batch_arena);
+	arena_free(&t->cfg_arena);
+	free(t);
+	w->tq = NULL;
+}
+
+int wk_tq_config(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	double now = clk_mono();
+	if (t->cfg_at > 0 && now - t->cfg_at < WK_CFG_RELOAD_S)
+		return GB_OK;
+	struct arena fresh;
+	arena_init(&fresh, 4u << 20);
+	struct pr_config c;
+	long long *seg = NULL;
+	size_t nseg = 0;
+	int rc = st_tq_config_load(w->db, &fresh, &c, &seg, &nseg);
+	if (rc != GB_OK) {
+		arena_free(&fresh);
+		/* Keep what we had; a first load must succeed. */
+		return t->cfg_at > 0 ? GB_OK : rc;
+	}
+	arena_free(&t->cfg_arena);
+	t->cfg_arena = fresh;
+	t->pcfg = c;
+	t->seg = seg;
+	t->nseg = nseg;
+	t->cfg_at = now;
+	return GB_OK;
+}
+
+int wk_tq_job_sharing(const struct wk_worker *w, const char *group)
+{
+	const struct wk_tq *t = w->tq;
+	if (group == NULL)
+		return 0;
+	for (size_t i = 0; i < t->pcfg.ngroups; i++)
+		if (strcmp(t->pcfg.groups[i].name, group) == 0)
+			return t->pcfg.groups[i].job_sharing;
+	return 0;
+}
+
+int wk_tq_fresh(struct wk_worker *w, int force)
+{
+	struct wk_tq *t = w->tq;
+	double now = clk_mono();
+	struct tqs_stats st;
+	memset(&st, 0, sizeof(st));
+	int rc;
+	if (!t->sync.loaded) {
+		rc = tqs_load(w->db, t->idx, &t->sync, &st);
+		if (rc == GB_OK)
+			log_info("task queue index loaded: %zu task queues, %zu "
+				 "waiting jobs",
+				 tqi_ntqs(t->idx), tqi_njobs(t->idx));
+	} else if (force ||
+		   now - t->refreshed_at >= w->cfg->index_refresh_ms / 1e3) {
+		rc = tqs_refresh(w->db, t->idx, &t->sync, &st);
+		if (rc == GB_OK && (st.tqs_added || st.tqs_removed))
+			log_debug("task queue index: +%zu -%zu TQs, +%zu -%zu "
+				  "jobs, %zu priorities changed",
+				  st.tqs_added, st.tqs_removed, st.jobs_added,
+				  st.jobs_removed, st.priorities_changed);
+	} else {
+		return GB_OK;
+	}
+	if (rc != GB_OK) {
+		/* A half-applied refresh is repaired by a full load. */
+		t->sync.loaded = 0;
+		return rc;
+	}
+	t->refreshed_at = now;
+	return GB_OK;
+}
+
+/* ---- queueing ---------------------------------------------------------- */
+
+static char *keep(struct wk_tq *t, const char *s)
+{
+	return s ? arena_strdup(&t->batch_arena, s) : NULL;
+}
+
+static void reset_batch(struct wk_tq *t)
+{
+	t->nreq = 0;
+	arena_free(&t->batch_arena);
+	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
+}
+
+static void flush(struct wk_worker *w);
+
+void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
+			   struct arena *a)
+{
+	struct wk_tq *t = w->tq;
+	struct cdt_pilot p;
+	struct cod_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = cdt_decode_pilot(d->body, d->len, a, &p, &err);
+	if (rc != GB_OK) {
+		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
+			       err.problem[0] ? err.problem : gb_strerror(rc));
+		return;
+	}
+	if (t->nreq == t->cap)
+		flush(w);
+	/* The same request twice in one batch (a producer re-sent it after
+	** a lost confirm, and both copies were queued): deciding both would
+	** fail the whole batch on the request's unique key, again and again
+	** at every redelivery, until the delivery limit dead-letters them.
+	** The copy already in the batch answers the pilot (same reply_to and
+	** correlation id); this one is done. */
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *q = &t->req[i];
+		if (q->msgid == NULL ||
+		    strcmp(q->msgid, d->props.message_id) != 0)
+			continue;
+		if (q->gen != d->gen) {
+			/* The copy in the batch came on a connection that has
+			** died since: the broker took that delivery back and
+			** this is it again. Answer through the live one. */
+			q->gen = d->gen;
+			q->tag = d->tag;
+			return;
+		}
+		w->n_dup++;
+		wk_mx_outcome(w, MX_O_DUPLICATE);
+		log_info("pilot.match %s is twice in one batch; answering it "
+			 "once",
+			 d->props.message_id);
+		amq_ack(w->amq, d->gen, d->tag);
+		return;
+	}
+	struct wk_match_req *r = &t->req[t->nreq];
+	memset(r, 0, sizeof(*r));
+	r->gen = d->gen;
+	r->tag = d->tag;
+	r->t0 = w->mx_t0;
+	r->state = d->redelivered ? WK_MR_REDELIVERED : WK_MR_NEW;
+	r->msgid = keep(t, d->props.message_id);
+	r->reply_to = keep(t, d->props.reply_to);
+	r->corr_id = keep(t, d->props.correlation_id);
+	r->p.pilot_id = keep(t, p.pilot_id);
+	r->p.setup = keep(t, p.setup);
+	r->p.cpu_time = p.cpu_time;
+	r->p.site = keep(t, p.site);
+	r->p.grid_ce = keep(t, p.grid_ce);
+	r->p.platform = keep(t, p.platform);
+	r->p.pilot_type = keep(t, p.pilot_type);
+	r->p.owner_group = keep(t, p.owner_group);
+	r->p.owner = keep(t, p.owner);
+	if (r->msgid == NULL || r->p.pilot_id == NULL || r->p.setup == NULL ||
+	    r->p.site == NULL || (d->props.reply_to && r->reply_to == NULL) ||
+	    (d->props.correlation_id && r->corr_id == NULL)) {
+		/* The batch arena is sized for cap requests of the largest
+		** valid size; running out means a bug, not bad input. */
+		log_error("pilot.match %s: batch memory exhausted; requeued",
+			  d->props.message_id);
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+	t->nreq++;
+	if (t->nreq == t->cap)
+		flush(w);
+}
+
+void wk_on_idle(void *ud)
+{
+	struct wk_worker *w = ud;
+	wk_tq_replies_retry(w);
+	if (w->tq && w->tq->nreq)
+		flush(w);
+}
+
+/* ---- replies ----------------------------------------------------------- */
+
+static void fill_match(const struct wk_match_req *r, struct cdt_match *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->decision_id = r->decision_id;
+	m->request_id = r->msgid;
+	m->pilot_id = r->p.pilot_id;
+	m->site = r->p.site;
+	m->matched = r->state == WK_MR_MATCHED;
+	if (m->matched) {
+		m->job_id = r->job_id;
+		m->tq_id = r->tq_id;
+		m->owner = r->owner;
+		m->owner_group = r->owner_group;
+		m->tq_cpu_time = r->tq_cpu;
+	}
+	m->code = r->code;
+	m->reason = r->reason;
+	m->considered = r->res.in;
+	m->matched_tqs = r->res.matched;
+	m->empty = r->res.empty;
+	memcpy(m->rejected, r->res.rejected, sizeof(m->rejected));
+}
+
+static int publish_reply(struct wk_worker *w, const char *reply_to,
+			 const char *corr_id, const char *msgid,
+			 const void *body, size_t len)
+{
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = "pilot.match.reply",
+		.content_type = "application/msgpack",
+		.correlation_id = corr_id,
+	};
+	return amq_publish(w->amq, "", reply_to, &props, body, len, NULL);
+}
+
+static char *sdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Keep a reply the broker cannot take now; 0, or GB_ENOMEM. */
+static int hold_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
+		      const char *reply_to, const char *corr_id,
+		      const char *msgid, const msgpack_sbuffer *sb)
+{
+	struct wk_tq *t = w->tq;
+	if (t->nrw == t->caprw) {
+		size_t cap = t->caprw ? t->caprw * 2 : 16;
+		struct wk_reply_wait *n = realloc(t->rw, cap * sizeof(*n));
+		if (n == NULL)
+			return GB_ENOMEM;
+		t->rw = n;
+		t->caprw = cap;
+	}
+	struct wk_reply_wait *x = &t->rw[t->nrw];
+	memset(x, 0, sizeof(*x));
+	x->gen = gen;
+	x->tag = tag;
+	x->reply_to = sdup(reply_to);
+	x->corr_id = sdup(corr_id);
+	x->msgid = sdup(msgid);
+	x->body = malloc(sb->size ? sb->size : 1);
+	x->len = sb->size;
+	if (x->reply_to == NULL || x->msgid == NULL || x->body == NULL ||
+	    (corr_id && x->corr_id == NULL)) {
+		rw_free(x);
+		return GB_ENOMEM;
+	}
+	memcpy(x->body, sb->data, sb->size);
+	t->nrw++;
+	return GB_OK;
+}
+
+void wk_tq_replies_retry(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	if (t == NULL || t->nrw == 0 || w->amq == NULL)
+		return;
+	uint64_t gen = amq_generation(w->amq);
+	size_t keep = 0;
+	for (size_t i = 0; i < t->nrw; i++) {
+		struct wk_reply_wait *x = &t->rw[i];
+		int rc = GB_EAMQPGONE;
+		if (x->gen == gen)
+			rc = publish_reply(w, x->reply_to, x->corr_id,
+					   x->msgid, x->body, x->len);
+		if (rc == GB_ETIMEOUT) {
+			t->rw[keep++] = *x; /* still blocked: later */
+			continue;
+		}
+		if (rc == GB_OK)
+			amq_ack(w->amq, x->gen, x->tag);
+		/* Otherwise the connection is gone and the broker requeued
+		** the request; its redelivery answers again. */
+		rw_free(x);
+	}
+	t->nrw = keep;
+}
+
+/*
+** Answer one pilot. Returns 1 when its request can be acked with the
+** batch (reply published, or none wanted), 0 when the reply is held for
+** later (wk_tq_replies_retry acks the request then), or a negative error
+** when the request must be handed back.
+**
+** Why hold rather than hand back: the broker refuses publishes for a
+** while under an alarm, and a request nacked then is redelivered at once,
+** answered again, refused again — a loop that a quorum queue counts
+** against the delivery limit until it dead-letters a valid request.
+*/
+static int send_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
+		      const char *reply_to, const char *corr_id,
+		      const struct cdt_match *m)
+{
+	if (reply_to == NULL || reply_to[0] == '\0')
+		return 1; /* a fire-and-forget request: events only */
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdt_encode_reply(m, &sb);
+	char msgid[64];
+	snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-reply", m->decision_id);
+	if (rc == GB_OK)
+		rc = publish_reply(w, reply_to, corr_id, msgid, sb.data,
+				   sb.size);
+	int out = rc == GB_OK ? 1 : rc;
+	if (rc == GB_ETIMEOUT)
+		out = hold_reply(w, gen, tag, reply_to, corr_id, msgid,
+				 &sb) == GB_OK
+			      ? 0
+			      : GB_ENOMEM;
+	msgpack_sbuffer_destroy(&sb);
+	if (rc == GB_EINVAL) {
+		/* A decision our own encoder refuses is a bug; requeueing it
+		** would loop. The decision is recorded; the pilot asks again. */
+		log_error("pilot.match reply for decision %lld does not "
+			  "encode; the pilot gets no reply",
+			  m->decision_id);
+		return 1;
+	}
+	return out;
+}
+
+/* A redelivered request already decided: answer it the same way again. */
+static void answer_again(struct wk_worker *w, struct wk_match_req *r,
+			 const struct cdt_match *m)
+{
+	w->n_dup++;
+	wk_mx_settled(MX_T_PILOT_MATCH, MX_O_DUPLICATE, r->t0);
+	log_info("pilot.match %s already decided (decision %lld); answering "
+		 "again", r->msgid, m->decision_id);
+	int sent = send_reply(w, r->gen, r->tag, r->reply_to, r->corr_id, m);
+	if (sent == 1)
+		amq_ack(w->amq, r->gen, r->tag);
+	else if (sent < 0)
+		amq_nack(w->amq, r->gen, r->tag, 1);
+	r->state = WK_MR_DONE;
+}
+
+/* Requests the broker marks redelivered: look for their decision first. */
+static int answer_redelivered(struct wk_worker *w, struct arena *a)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state != WK_MR_REDELIVERED)
+			continue;
+		struct cdt_match m;
+		int found = 0;
+		int rc = st_tq_match_get(w->db, r->msgid, a, &m, &found);
+		if (rc != GB_OK)
+			return rc;
+		if (found)
+			answer_again(w, r, &m);
+		else
+			r->state = WK_MR_NEW;
+	}
+	return GB_OK;
+}
+
+/* ---- deciding ---------------------------------------------------------- */
+
+/* Pick a job for every pilot still without one, from the index. */
+static void pick_all(struct wk_worker *w, struct gb_rng *rng)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state != WK_MR_NEW)
+			continue;
+		size_t n = 0;
+		const struct tq_view *v = tqi_views(t->idx, &n);
+		if (n > t->nweights) {
+			double *nw = realloc(t->weights, n * sizeof(*nw));
+			if (nw == NULL) {
+				r->state = WK_MR_NOMATCH;
+				r->code = "internal";
+				r->reason = "out of memory";
+				continue;
+			}
+			t->weights = nw;
+			t->nweights = n;
+		}
+		struct tq_resource res;
+		tqi_resource(t->idx, r->p.setup, r->p.cpu_time, r->p.site,
+			     r->p.grid_ce, r->p.platform, r->p.pilot_type,
+			     r->p.owner_group, r->p.owner, &res);
+		res.job_sharing = wk_tq_job_sharing(w, r->p.owner_group);
+		int rc = tq_match(v, n, &res, rng, t->weights, NULL, &r->res);
+		/* The wire format caps strings at COD_MAX_STRING - 1 bytes;
+		** the text is ASCII, so cutting it is safe. */
+		char buf[COD_MAX_STRING];
+		tq_result_format(&r->res, buf, sizeof(buf));
+		if (rc != GB_OK || r->res.chosen < 0) {
+			r->state = WK_MR_NOMATCH;
+			r->code = r->lost ? "claim_conflict"
+					  : tq_result_code(&r->res);
+			r->reason = arena_strdup(&t->batch_arena, buf);
+			continue;
+		}
+		const struct tq_view *c = &v[r->res.chosen];
+		r->job_id = r->res.job_id;
+		r->tq_id = c->tq_id;
+		r->prio = c->levels[r->res.level].user_priority;
+		r->tq_cpu = c->cpu_time;
+		r->owner = tqi_name(t->idx, c->owner);
+		r->owner_group = tqi_name(t->idx, c->owner_group);
+		r->reason = arena_strdup(&t->batch_arena, buf);
+		r->state = WK_MR_PICKED;
+		/* Out of the index now: the next pilot of this batch must not
+		** see it. tqi_job_remove invalidates `v`; re-read next time. */
+		tqi_job_remove(t->idx, r->tq_id, r->job_id);
+	}
+}
+
+/* Claim every pick (TQ-09); losers go back to NEW for another pick. */
+static int claim_all(struct wk_worker *w, size_t *lost)
+{
+	struct wk_tq *t = w->tq;
+	long long ids[ST_TQ_CLAIM_MAX];
+	size_t who[ST_TQ_CLAIM_MAX];
+	int claimed[ST_TQ_CLAIM_MAX];
+	size_t i = 0;
+	*lost = 0;
+	while (i < t->nreq) {
+		size_t k = 0;
+		for (; i < t->nreq && k < ST_TQ_CLAIM_MAX; i++)
+			if (t->req[i].state == WK_MR_PICKED) {
+				ids[k] = t->req[i].job_id;
+				who[k++] = i;
+			}
+		if (k == 0)
+			break;
+		int rc = st_tq_claim(w->db, ids, k, claimed);
+		if (rc != GB_OK)
+			return rc;
+		for (size_t j = 0; j < k; j++) {
+			struct wk_match_req *r = &t->req[who[j]];
+			if (claimed[j]) {
+				r->state = WK_MR_MATCHED;
+				r->code = "matched";
+			} else {
+				/* Another worker won it: it stays out of our
+				** index, and this pilot picks again. */
+				r->state = WK_MR_NEW;
+				r->lost++;
+				(*lost)++;
+				w->n_claim_lost++;
+			}
+		}
+	}
+	return GB_OK;
+}
+
+/* After a rollback: the claimed and picked jobs are waiting again. */
+static void undo(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state == WK_MR_MATCHED || r->state == WK_MR_PICKED)
+			tqi_job_add(t->idx, r->tq_id, r->job_id, r->prio);
+		if (r->state != WK_MR_DONE) {
+			r->state = WK_MR_NEW;
+			r->lost = 0;
+			r->job_id = r->tq_id = 0;
+		}
+	}
+}
+
+/*
+** The decision record (decrec.h) kept with the decision for `gridbroker
+** why`: the TQ-10 counts as stages (what each filter that rejected any
+** TQ left of those considered, in the filters' table order, which is the
+** order tq_check applies them), each stage's cut with its rule, and the pick. Per-TQ reasons are
+** not kept here: matching is the hot path (many pilots a second over
+** hundreds of TQs) and the per-filter counts already say which criterion
+** failed; `gridbroker explain` on a match scenario lists every TQ.
+*/
+static char *detail_json(struct arena *a, const struct wk_match_req *r)
+{
+	const struct tq_result *m = &r->res;
+	json_t *o = json_object(), *by = json_object(), *st = json_array();
+	int bad = o == NULL || by == NULL || st == NULL;
+	long in = (long)m->in;
+	for (int f = 0; !bad && f < TQ_NFILTERS; f++) {
+		const struct tq_filter_desc *fd = tq_filter((enum tq_filter_id)f);
+		long cut = (long)m->rejected[f];
+		if (cut == 0)
+			continue; /* PanDA-style: only the stages that cut */
+		json_t *s = json_object();
+		/* s belongs to st from here, so every failure below frees it */
+		bad |= ju_push(st, s) || ju_set(s, "name", ju_str(fd->name)) ||
+		       ju_set(s, "rule", ju_str(fd->rule)) ||
+		       ju_set(s, "in", json_integer(in)) ||
+		       ju_set(s, "out", json_integer(in - cut));
+		if (!bad) {
+			json_t *c = json_object();
+			bad |= ju_set(s, "cut", c) ||
+			       ju_set(c, "rule", ju_str(fd->rule)) ||
+			       ju_set(c, "code", ju_str(fd->name)) ||
+			       ju_set(c, "count", json_integer(cut)) ||
+			       ju_set(by, fd->name, json_integer(cut));
+		}
+		in -= cut;
+	}
+	int matched = r->state == WK_MR_MATCHED;
+	bad |= bad || ju_set(o, "decision", ju_str(matched ? "matched"
+							    : "nomatch")) ||
+	       ju_set(o, "code", ju_str(r->code)) ||
+	       ju_set(o, "reason", ju_str(r->reason)) ||
+	       ju_set(o, "pilot", ju_str(r->p.pilot_id)) ||
+	       ju_set(o, "site", ju_str(r->p.site)) ||
+	       ju_set(o, "tq", matched ? json_integer(r->tq_id) : json_null()) ||
+	       ju_set(o, "job", matched ? json_integer(r->job_id) : json_null()) ||
+	       ju_set(o, "considered", json_integer((json_int_t)m->in)) ||
+	       ju_set(o, "matched", json_integer((json_int_t)m->matched)) ||
+	       ju_set(o, "empty", json_integer((json_int_t)m->empty)) ||
+	       ju_set(o, "entrants", json_integer((json_int_t)m->entrants)) ||
+	       ju_set(o, "topCpuTime", json_integer(m->top_cpu)) ||
+	       ju_set(o, "lotteryTotal", json_real(m->lottery_total)) ||
+	       ju_set(o, "lostClaims", json_integer(r->lost)) ||
+	       json_object_set(o, "rejectedBy", by) ||
+	       json_object_set(o, "stages", st);
+	json_decref(by);
+	json_decref(st);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	char *s = dr_finish(o, DR_RECORD_MAX);
+	char *out = s ? arena_strdup(a, s) : NULL;
+	free(s);
+	return out;
+}
+
+/* Queue one batch event (all matched or all not) in the outbox. */
+static int batch_event(struct wk_worker *w, const char *event, int matched,
+		       long long now, struct arena *a,
+		       struct st_outbox_row *row, int *have)
+{
+	struct wk_tq *t = w->tq;
+	*have = 0;
+	struct cdt_match *items = arena_alloc(a, t->nreq * sizeof(*items));
+	if (items == NULL)
+		return GB_ETOOBIG;
+	size_t n = 0;
+	const char *first_req = NULL;
+	for (size_t i = 0; i < t->nreq; i++) {
+		const struct wk_match_req *r = &t->req[i];
+		int m = r->state == WK_MR_MATCHED;
+		if (r->state == WK_MR_DONE || m != matched)
+			continue;
+		fill_match(r, &items[n++]);
+		if (first_req == NULL)
+			first_req = r->msgid;
+	}
+	if (n == 0)
+		return GB_OK;
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdt_encode_match_event(event, items, n, &sb);
+	if (rc == GB_OK) {
+		char msgid[96];
+		snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-%s",
+			 items[0].decision_id, matched ? "matched" : "nomatch");
+		rc = wk_outbox_row(w, msgid, event, first_req, &sb, now, a,
+				   row);
+		*have = rc == GB_OK;
+	}
+	msgpack_sbuffer_destroy(&sb);
+	return rc;
+}
+
+/*
+** One attempt: pick, claim (re-picking for lost claims), record, queue the
+** events, commit. Returns 0 or an error after rolling back (and undoing
+** the index changes).
+*/
+static int decide_batch(struct wk_worker *w, long long now, struct arena *a,
+			struct st_outbox_row ev[2], int have[2])
+{
+	struct wk_tq *t = w->tq;
+	struct gb_rng rng;
+	gb_rng_seed(&rng, wk_seed(w, t->req[0].msgid, now));
+	int rc = st_begin(w->db);
+	for (int round = 0; rc == GB_OK && round < WK_MATCH_ROUNDS; round++) {
+		pick_all(w, &rng);
+		size_t lost = 0;
+		rc = claim_all(w, &lost);
+		if (lost == 0)
+			break;
+	}
+	/* Pilots whose every pick was taken by another worker. */
+	for (size_t i = 0; rc == GB_OK && i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state != WK_MR_NEW)
+			continue;
+		r->state = WK_MR_NOMATCH;
+		r->code = "claim_conflict";
+		r->reason = "every job picked for this pilot was claimed by "
+			    "another worker first; ask again";
+	}
+	struct st_tq_match_rec *recs = NULL;
+	size_t nrec = 0;
+	if (rc == GB_OK) {
+		recs = arena_alloc(a, t->nreq * sizeof(*recs));
+		if (recs == NULL)
+			rc = GB_ETOOBIG;
+	}
+	for (size_t i = 0; rc == GB_OK && i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state == WK_MR_DONE)
+			continue;
+		fill_match(r, &recs[nrec].m);
+		recs[nrec].detail_json = detail_json(a, r);
+		nrec++;
+	}
+	for (size_t off = 0; rc == GB_OK && off < nrec;
+	     off += ST_TQ_RECORD_MAX) {
+		size_t k = nrec - off < ST_TQ_RECORD_MAX ? nrec - off
+							 : ST_TQ_RECORD_MAX;
+		rc = st_tq_record(w->db, recs + off, k, now);
+	}
+	if (rc == GB_OK) {
+		size_t j = 0;
+		for (size_t i = 0; i < t->nreq; i++)
+			if (t->req[i].state != WK_MR_DONE)
+				t->req[i].decision_id = recs[j++].m.decision_id;
+		rc = batch_event(w, "pilot.matched", 1, now, a, &ev[0],
+				 &have[0]);
+	}
+	if (rc == GB_OK)
+		rc = batch_event(w, "pilot.nomatch", 0, now, a, &ev[1],
+				 &have[1]);
+	if (rc == GB_OK)
+		rc = st_commit(w->db);
+	if (rc != GB_OK) {
+		if (w->db)
+			st_rollback(w->db);
+		undo(w);
+		have[0] = have[1] = 0;
+	}
+	return rc;
+}
+
+/* After the commit: reply, publish the events, settle the deliveries. */
+static void answer_batch(struct wk_worker *w, struct st_outbox_row ev[2],
+			 const int have[2], struct arena *a)
+{
+	struct wk_tq *t = w->tq;
+	uint64_t *tags = arena_alloc(a, t->nreq * sizeof(*tags) + 1);
+	size_t ntags = 0;
+	uint64_t gen = 0;
+	for (size_t i = 0; i < t->nreq; i++) {
+		struct wk_match_req *r = &t->req[i];
+		if (r->state == WK_MR_DONE)
+			continue;
+		struct cdt_match m;
+		fill_match(r, &m);
+		mx_wk_tq_result(&r->res);
+		/* one info line per decision, with journal fields, as for
+		** tasks and jobs (wk_decided) */
+		char f_req[220], f_pilot[300], f_out[48], f_job[48];
+		snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", r->msgid);
+		snprintf(f_pilot, sizeof(f_pilot), "GB_PILOT_ID=%s",
+			 r->p.pilot_id);
+		snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
+			 r->state == WK_MR_MATCHED ? "matched" : "nomatch");
+		snprintf(f_job, sizeof(f_job), "GB_JOB_ID=%lld",
+			 r->state == WK_MR_MATCHED ? r->job_id : 0);
+		const char *fields[] = {f_req, f_pilot, f_out,
+					r->state == WK_MR_MATCHED ? f_job
+								  : NULL,
+					NULL};
+		if (r->state == WK_MR_MATCHED) {
+			w->n_matched++;
+			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_MATCHED, r->t0);
+			log_fields(LOG_LVL_INFO, fields,
+				   "pilot %s at %s: job %lld of TQ %lld "
+				   "(decision %lld, request %s)",
+				   r->p.pilot_id, r->p.site, r->job_id,
+				   r->tq_id, r->decision_id, r->msgid);
+		} else {
+			w->n_nomatch++;
+			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_NOMATCH, r->t0);
+			log_fields(LOG_LVL_INFO, fields,
+				   "pilot %s at %s: no job, %s: %s (decision "
+				   "%lld, request %s)",
+				   r->p.pilot_id, r->p.site, r->code,
+				   r->reason ? r->reason : "", r->decision_id,
+				   r->msgid);
+		}
+		int sent = send_reply(w, r->gen, r->tag, r->reply_to,
+				      r->corr_id, &m);
+		if (sent == 0)
+			continue; /* held: acked once the reply is out */
+		if (sent < 0) {
+			/* Decided but not told: the redelivery answers. */
+			amq_nack(w->amq, r->gen, r->tag, 1);
+			continue;
+		}
+		if (tags && (ntags == 0 || r->gen == gen)) {
+			gen = r->gen;
+			tags[ntags++] = r->tag;
+		} else {
+			amq_ack(w->amq, r->gen, r->tag);
+		}
+	}
+	w->n_decided += ntags;
+	/* Ack on the confirm of the last event. When it cannot be published
+	** now, ack at once: the decisions are committed and the outbox relay
+	** publishes the events later. */
+	int order[2], n = 0, settled = 0;
+	for (int k = 0; k < 2; k++)
+		if (have[k])
+			order[n++] = k;
+	for (int j = 0; j < n; j++) {
+		const struct st_outbox_row *row = &ev[order[j]];
+		if (j == n - 1 && ntags)
+			settled = wk_publish_row_acks(w, row, gen, tags,
+						      ntags) == GB_OK;
+		else
+			wk_publish_row(w, row, NULL);
+	}
+	if (!settled)
+		for (size_t i = 0; i < ntags; i++)
+			amq_ack(w->amq, gen, tags[i]);
+}
+
+static void nack_all(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].state != WK_MR_DONE)
+			amq_nack(w->amq, t->req[i].gen, t->req[i].tag, 1);
+}
+
+static void flush(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	if (t->nreq == 0)
+		return;
+	/* No database: keep the batch (unacknowledged) until it is back
+	** rather than requeue it, for the reason pipeline_park.c gives; new
+	** deliveries are parked meanwhile, so the batch cannot overflow. */
+	if (w->db == NULL || w->db_down)
+		return;
+	/* Requests of a connection that has died since were taken back by
+	** the broker, which delivers them again (here or to another worker);
+	** deciding them now would answer a pilot without the delivery that
+	** keeps the request safe. */
+	uint64_t gen = w->amq ? amq_generation(w->amq) : 0;
+	size_t live = 0;
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].gen == gen)
+			t->req[live++] = t->req[i];
+	if (live < t->nreq)
+		log_info("pilot.match: %zu request(s) of a closed connection "
+			 "left to their redelivery",
+			 t->nreq - live);
+	t->nreq = live;
+	if (t->nreq == 0) {
+		reset_batch(t);
+		return;
+	}
+	struct arena a;
+	arena_init(&a, t->cap * WK_REQ_BYTES + (1u << 20));
+	int rc = wk_tq_config(w);
+	if (rc == GB_OK)
+		rc = wk_tq_fresh(w, 0);
+	if (rc == GB_OK)
+		rc = answer_redelivered(w, &a);
+	struct st_outbox_row ev[2];
+	int have[2] = {0, 0};
+	for (int attempt = 0; rc == GB_OK; attempt++) {
+		long long now = clk_now();
+		rc = decide_batch(w, now, &a, ev, have);
+		if (rc == GB_OK) {
+			wk_crash_point("after-commit");
+			answer_batch(w, ev, have, &a);
+			break;
+		}
+		if (rc == GB_EDUP) {
+			/* A request of the batch was decided before without
+			** the redelivered flag (published twice, or the flag
+			** lost): answer those from their records, decide the
+			** rest in the next attempt. */
+			for (size_t i = 0; i < t->nreq; i++)
+				if (t->req[i].state == WK_MR_NEW)
+					t->req[i].state = WK_MR_REDELIVERED;
+			rc = answer_redelivered(w, &a);
+			if (rc == GB_OK && attempt + 1 < WK_DB_RETRIES)
+				continue;
+			if (rc == GB_OK)
+				rc = GB_EDUP;
+			break;
+		}
+		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES) {
+			rc = GB_OK;
+			continue;
+		}
+		break;
+	}
+	if (rc != GB_OK) {
+		wk_db_failed(w, rc, "pilot.match batch");
+		nack_all(w);
+	}
+	arena_free(&a);
+	reset_batch(t);
+}

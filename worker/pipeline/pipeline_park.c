@@ -1,0 +1,134 @@
+/*
+** pipeline_park.c — deliveries held while the database is away.
+**
+** When MariaDB restarts, every request a worker receives fails until the
+** connection is back. Handing each one back with a requeueing nack makes
+** the broker redeliver it at once, to this or another worker that fails
+** the same way, and a quorum queue counts every such return against the
+** queue's delivery limit: a few hundred bounces in a three-second restart
+** and valid requests end up dead-lettered. So the worker keeps them
+** instead: a copy of each delivery (body and the properties the handlers
+** read) is parked unacknowledged, and replayed through wk_on_delivery
+** when the database answers again. The broker's prefetch bounds how many
+** can arrive unacknowledged, so the park needs no other limit; if the
+** outage lasts, the main loop closes the AMQP connection (the broker then
+** requeues them, one count each) and the park is dropped.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "gb_error.h"
+#include "base/log.h"
+#include "pipeline/pipeline_internal.h"
+
+struct wk_parked {
+	struct amq_delivery d; /* its strings and body point into `mem` */
+	char *mem;
+};
+
+static char *put(char **at, const char *s)
+{
+	if (s == NULL)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *p = memcpy(*at, s, n);
+	*at += n;
+	return p;
+}
+
+static size_t slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+void wk_park(struct wk_worker *w, const struct amq_delivery *d)
+{
+	if (w->nparked == w->cap_parked) {
+		size_t cap = w->cap_parked ? w->cap_parked * 2 : 16;
+		struct wk_parked *np = realloc(w->parked, cap * sizeof(*np));
+		if (np == NULL) {
+			amq_nack(w->amq, d->gen, d->tag, 1);
+			return;
+		}
+		w->parked = np;
+		w->cap_parked = cap;
+	}
+	const struct amq_props *p = &d->props;
+	size_t need = d->len + slen(d->exchange) + slen(d->routing_key) +
+		      slen(p->message_id) + slen(p->type) +
+		      slen(p->content_type) + slen(p->correlation_id) +
+		      slen(p->reply_to) + slen(p->expiration) + 1;
+	char *mem = malloc(need);
+	if (mem == NULL) {
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+	struct wk_parked *k = &w->parked[w->nparked];
+	memset(k, 0, sizeof(*k));
+	k->mem = mem;
+	k->d = *d;
+	if (d->len)
+		memcpy(mem, d->body, d->len);
+	k->d.body = mem;
+	char *at = mem + d->len;
+	k->d.exchange = put(&at, d->exchange);
+	k->d.routing_key = put(&at, d->routing_key);
+	k->d.props.message_id = put(&at, p->message_id);
+	k->d.props.type = put(&at, p->type);
+	k->d.props.content_type = put(&at, p->content_type);
+	k->d.props.correlation_id = put(&at, p->correlation_id);
+	k->d.props.reply_to = put(&at, p->reply_to);
+	k->d.props.expiration = put(&at, p->expiration);
+	k->d.props.headers = NULL; /* no handler reads request headers */
+	w->nparked++;
+	w->n_parked++;
+	wk_mx_outcome(w, MX_O_PARKED);
+	if (w->nparked == 1)
+		log_warn("database unavailable: holding requests until it is "
+			 "back (first: %s)",
+			 p->message_id ? p->message_id : "?");
+}
+
+void wk_requeue(struct wk_worker *w, const struct amq_delivery *d)
+{
+	wk_mx_outcome(w, MX_O_ERROR); /* wk_park makes it "parked" */
+	if (w->db == NULL || w->db_down)
+		wk_park(w, d);
+	else
+		amq_nack(w->amq, d->gen, d->tag, 1);
+}
+
+size_t wk_unpark(struct wk_worker *w)
+{
+	if (w->nparked == 0 || w->amq == NULL)
+		return 0;
+	/* Take the list: a replay may park again (the database went away
+	** once more), which must not append to the list being walked. */
+	struct wk_parked *list = w->parked;
+	size_t n = w->nparked;
+	w->parked = NULL;
+	w->nparked = w->cap_parked = 0;
+	uint64_t gen = amq_generation(w->amq);
+	size_t replayed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].d.gen == gen) {
+			wk_on_delivery(w, &list[i].d);
+			replayed++;
+		}
+		free(list[i].mem);
+	}
+	free(list);
+	if (replayed)
+		log_info("database back: replayed %zu held request(s)",
+			 replayed);
+	return replayed;
+}
+
+void wk_park_drop(struct wk_worker *w)
+{
+	for (size_t i = 0; i < w->nparked; i++)
+		free(w->parked[i].mem);
+	free(w->parked);
+	w->parked = NULL;
+	w->nparked = w->cap_parked = 0;
+}

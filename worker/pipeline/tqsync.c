@@ -1,0 +1,249 @@
+/*
+** tqsync.c — load and refresh the task queue index from MariaDB
+** (tqsync.h).
+**
+** Both calls are straight sequences of store reads applied to the index,
+** in the order tqsync.h gives and for the reasons it gives. Shape choices:
+**   - The store's rows live in an arena that is freed before returning, so
+**     a refresh every few hundred milliseconds leaves nothing behind; the
+**     index copies every string it keeps.
+**   - Jobs are streamed (st_tq_jobs_scan calls back per row) and added one
+**     by one: a full load of a million jobs never holds them twice.
+**   - State that says "read up to here" (a TQ's seq, last_match_id) moves
+**     only after what was read has been applied, so a refresh that fails
+**     half-way (database gone, out of memory) is simply done again: adds
+**     are idempotent and a repeated removal is GB_ENOTFOUND, which is
+**     normal here.
+**   - A job whose TQ the index does not hold is skipped: the TQ appeared
+**     after the TQ list was read, and the next refresh adds it with all its
+**     jobs (its seq starts at 0).
+*/
+#include "pipeline/tqsync.h"
+
+#include <string.h>
+
+#include "gb_error.h"
+#include "store/store_tq.h"
+
+/* Claimed jobs read per st_tq_claimed_since call. */
+#define TQS_CLAIM_CHUNK 4096
+/* Cap of one call's row arena: the TQ list with every requirement string
+** of a large grid is a few MB; the cap only stops a runaway. */
+#define TQS_ARENA_CAP ((size_t)256 << 20)
+
+struct scan_ctx {
+	struct tqi_index *x;
+	struct tqs_stats *st;
+};
+
+/* st_tq_jobs_scan callback: add one waiting job. */
+static int scan_add(void *ud, const struct st_tq_jobrow *r)
+{
+	struct scan_ctx *c = ud;
+	size_t before = tqi_njobs(c->x);
+	int rc = tqi_job_add(c->x, r->tq_id, r->job_id, r->user_priority);
+	if (rc == GB_ENOTFOUND)
+		return GB_OK;
+	if (rc == GB_EINVAL)
+		return GB_ERANGE; /* a row the store should have refused */
+	if (rc != GB_OK)
+		return rc;
+	c->st->jobs_added += tqi_njobs(c->x) - before;
+	return GB_OK;
+}
+
+/* Put one TQ row (with its requirements) into the index at `seq`. */
+static int put_row(struct tqi_index *x, const struct st_tq_row *r,
+		   long long seq)
+{
+	int rc = tqi_tq_put(x, r->tq_id, r->owner, r->owner_group, r->setup,
+			    r->cpu_time, r->set, r->priority);
+	if (rc == GB_EINVAL)
+		return GB_ERANGE;
+	if (rc != GB_OK)
+		return rc;
+	return tqi_set_seq(x, r->tq_id, seq);
+}
+
+/* The index's view of tq_id, or NULL (views are sorted by tq_id). */
+static const struct tq_view *view_of(const struct tqi_index *x,
+				     long long tq_id)
+{
+	size_t n, lo = 0, hi;
+	const struct tq_view *v = tqi_views(x, &n);
+	hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].tq_id < tq_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].tq_id == tq_id ? &v[lo] : NULL;
+}
+
+/* Apply every claim recorded after s->last_match_id, chunk by chunk. */
+static int apply_claims(struct st_db *db, struct tqi_index *x,
+			struct tqs_state *s, struct tqs_stats *st,
+			struct arena *a)
+{
+	long long *job_ids = arena_alloc(a, TQS_CLAIM_CHUNK * sizeof(long long));
+	long long *tq_ids = arena_alloc(a, TQS_CLAIM_CHUNK * sizeof(long long));
+	if (job_ids == NULL || tq_ids == NULL)
+		return GB_ENOMEM;
+	for (;;) {
+		size_t n = 0;
+		long long last = s->last_match_id;
+		int rc = st_tq_claimed_since(db, s->last_match_id,
+					     TQS_CLAIM_CHUNK, job_ids, tq_ids,
+					     &n, &last);
+		if (rc != GB_OK)
+			return rc;
+		for (size_t i = 0; i < n; i++) {
+			/* Not there: never loaded, or removed when this
+			** worker's own claim or a failed claim found it gone. */
+			if (tqi_job_remove(x, tq_ids[i], job_ids[i]) == GB_OK)
+				st->jobs_removed++;
+		}
+		if (last > s->last_match_id)
+			s->last_match_id = last;
+		if (n < TQS_CLAIM_CHUNK)
+			return GB_OK;
+	}
+}
+
+int tqs_load(struct st_db *db, struct tqi_index *x, struct tqs_state *s,
+	     struct tqs_stats *st)
+{
+	struct tqs_stats local;
+	if (db == NULL || x == NULL || s == NULL)
+		return GB_EINVAL;
+	if (st == NULL)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	s->loaded = 0;
+
+	/* Clear: removing from the end moves nothing. */
+	size_t n;
+	const struct tq_view *v = tqi_views(x, &n);
+	while (n > 0) {
+		int rc = tqi_tq_remove(x, v[n - 1].tq_id);
+		if (rc != GB_OK)
+			return rc;
+		st->tqs_removed++;
+		v = tqi_views(x, &n);
+	}
+
+	/* The match id first: a claim committed while the rest is read has a
+	** higher id and is removed by the next refresh. */
+	long long last = 0;
+	int rc = st_tq_last_match_id(db, &last);
+	if (rc != GB_OK)
+		return rc;
+
+	struct arena a;
+	arena_init(&a, TQS_ARENA_CAP);
+	struct st_tq_row *rows = NULL;
+	size_t nrows = 0;
+	rc = st_tq_list(db, 1, &a, &rows, &nrows);
+	for (size_t i = 0; rc == GB_OK && i < nrows; i++) {
+		/* seq = the next_seq seen now: jobs committed later have a
+		** seq at least that, so the next refresh reads them even if
+		** the scan below already did (adding is idempotent). */
+		rc = put_row(x, &rows[i], rows[i].next_seq);
+		if (rc == GB_OK)
+			st->tqs_added++;
+	}
+	arena_free(&a);
+	if (rc != GB_OK)
+		return rc;
+
+	struct scan_ctx c = {.x = x, .st = st};
+	rc = st_tq_jobs_scan(db, 0, 0, scan_add, &c);
+	if (rc != GB_OK)
+		return rc;
+	s->last_match_id = last;
+	s->loaded = 1;
+	return GB_OK;
+}
+
+/* Drop the index's TQs that the table no longer has (rows by tq_id). */
+static int drop_gone(struct tqi_index *x, const struct st_tq_row *rows,
+		     size_t nrows, struct tqs_stats *st)
+{
+	size_t n, i = 0, r = 0;
+	const struct tq_view *v = tqi_views(x, &n);
+	while (i < n) {
+		long long id = v[i].tq_id;
+		while (r < nrows && rows[r].tq_id < id)
+			r++;
+		if (r < nrows && rows[r].tq_id == id) {
+			i++;
+			continue;
+		}
+		int rc = tqi_tq_remove(x, id);
+		if (rc != GB_OK)
+			return rc;
+		st->tqs_removed++;
+		v = tqi_views(x, &n); /* the same position now holds the next */
+	}
+	return GB_OK;
+}
+
+int tqs_refresh(struct st_db *db, struct tqi_index *x, struct tqs_state *s,
+		struct tqs_stats *st)
+{
+	struct tqs_stats local;
+	if (db == NULL || x == NULL || s == NULL)
+		return GB_EINVAL;
+	if (!s->loaded)
+		return GB_ESTATE;
+	if (st == NULL)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+
+	struct arena a;
+	arena_init(&a, TQS_ARENA_CAP);
+	struct st_tq_row *rows = NULL;
+	size_t nrows = 0;
+	int rc = st_tq_list(db, 0, &a, &rows, &nrows);
+	if (rc == GB_OK)
+		rc = drop_gone(x, rows, nrows, st);
+	struct scan_ctx c = {.x = x, .st = st};
+	for (size_t i = 0; rc == GB_OK && i < nrows; i++) {
+		const struct st_tq_row *r = &rows[i];
+		if (!tqi_tq_has(x, r->tq_id)) {
+			struct st_tq_row full;
+			rc = st_tq_get(db, r->tq_id, &a, &full);
+			if (rc == GB_ENOTFOUND) {
+				rc = GB_OK; /* deleted since the list */
+				continue;
+			}
+			/* seq 0: every job it holds is read below. */
+			if (rc == GB_OK)
+				rc = put_row(x, &full, 0);
+			if (rc != GB_OK)
+				break;
+			st->tqs_added++;
+		}
+		const struct tq_view *v = view_of(x, r->tq_id);
+		if (v != NULL && v->priority != r->priority) {
+			rc = tqi_set_priority(x, r->tq_id, r->priority);
+			if (rc == GB_EINVAL)
+				rc = GB_ERANGE;
+			if (rc != GB_OK)
+				break;
+			st->priorities_changed++;
+		}
+		long long seq = tqi_seq(x, r->tq_id);
+		if (seq < 0 || r->next_seq <= seq)
+			continue;
+		rc = st_tq_jobs_scan(db, r->tq_id, seq, scan_add, &c);
+		if (rc == GB_OK)
+			rc = tqi_set_seq(x, r->tq_id, r->next_seq);
+	}
+	if (rc == GB_OK)
+		rc = apply_claims(db, x, s, st, &a);
+	arena_free(&a);
+	return rc;
+}

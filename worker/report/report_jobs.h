@@ -1,0 +1,75 @@
+/*
+** report_jobs.h — how a job-brokerage decision is shown: the JSON of
+** `explain --json` (also the worker's decision record) and the readable
+** table of `explain` with the PanDA-style "Job brokerage summary".
+**
+** The renderers read the decision (candidates with their reasons, stages,
+** outcome), the plan (best queues, each job's queue and status) and the
+** request's job IDs; they never look anything up in the grid, so the worker
+** can render a decision with only what it already holds.
+*/
+#ifndef GB_REPORT_JOBS_H
+#define GB_REPORT_JOBS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "decision.h"
+#include "model/gridmodel.h"
+#include "jobbroker.h"
+
+/*
+** The decision as JSON:
+**   {"taskID", "nucleus", "gshare", "decision": "assigned"|"pending",
+**    "retryAfter" (only when pending), "note" (string or null),
+**    "best": [queue names, best first],
+**    "assignments": [{"queue", "weight", "status": "assigned"|"activated",
+**                     "jobIDs": [...]}]  (per best queue and job status),
+**    "unassigned": [jobIDs no queue took],
+**    "candidates": [{"name", "weight" (number or null), "stage" (the stage
+**                    that dropped it, or null), "reasons": [{"rule", "code",
+**                    "detail"}], "moreReasons" (only when > 0),
+**                    "weightDetail" ({"rule", "code", "detail"} for every
+**                    queue that was weighed, survivors and those the caps
+**                    dropped, else null)}]   (every queue once, grid order),
+**    "stages": [{"name", "rule", "in", "out"}]}
+** `r` gives the task fields and the job IDs (r->jobs, r->njobs, which the
+** plan's job arrays follow); `queues` (nqueues, the decision's candidates in
+** the same order) names queues whose candidate has no name. Returns a new
+** reference the caller must json_decref, or NULL when out of memory or
+** given NULL / inconsistent arguments.
+*/
+json_t *rpj_decision_json(const struct gm_request *r,
+			  const struct jb_queue *queues, size_t nqueues,
+			  const struct dec_decision *d,
+			  const struct jb_plan *plan);
+
+/*
+** The decision record the worker stores: rpj_decision_json plus "params"
+** (the resolved jb_params the decision used, by their catalogue names)
+** and "env" ({"now", "nucleusQueuedFiles"}), so a stored decision says
+** which thresholds were in force. `p` and `env` may be NULL (then those
+** keys are omitted). Ownership as rpj_decision_json.
+*/
+json_t *rpj_detail_json(const struct gm_request *r,
+			const struct jb_queue *queues, size_t nqueues,
+			const struct dec_decision *d, const struct jb_plan *plan,
+			const struct jb_params *p, const struct jb_env *env);
+
+/*
+** The decision as a table: the best queues first (rank, weight, weight
+** breakdown), then the dropped queues grouped under the stage that dropped
+** them, in stage order; then "===== Job brokerage summary =====" with one
+** dec_stage_format() line per stage, the assignments per queue (status,
+** number of jobs, the first job IDs), the unassigned count and the
+** decision line. Arguments as rpj_decision_json; prints nothing when they
+** are inconsistent.
+*/
+void rpj_print_decision(FILE *out, const struct gm_request *r,
+			const struct jb_queue *queues, size_t nqueues,
+			const struct dec_decision *d,
+			const struct jb_plan *plan);
+
+#endif

@@ -1,0 +1,1129 @@
+/*
+** store.c — the MariaDB connection: open/reconnect, error mapping, the
+** statement cache and bind helpers (store_internal.h), transactions,
+** migrations, parameters and request dedup. The grid and task tables are in
+** store_task.c, the outbox in store_outbox.c.
+**
+** One blocking connection per process, no automatic reconnect: a silent
+** reconnect inside Connector/C would drop the open transaction and every
+** prepared statement behind the caller's back. Instead a lost link is
+** reported as GB_EDBGONE and the caller reconnects and redoes the whole
+** request, which the dedup table makes safe.
+**
+** Session settings, and why:
+**  - READ COMMITTED: the claim queries (FOR UPDATE SKIP LOCKED) take no gap
+**    locks and skip delete-marked rows, which under REPEATABLE READ cause
+**    most of the queue-table contention seen in practice.
+**  - strict sql_mode on every table: a value that does not fit is an error,
+**    never a silently truncated name.
+**  - innodb_lock_wait_timeout below the client's read timeout, so a long lock
+**    wait comes back as ER_LOCK_WAIT_TIMEOUT (retry the transaction) instead
+**    of a client timeout that looks like a lost server.
+**  - CLIENT_FOUND_ROWS: an UPDATE reports matched rows, so "no such row" and
+**    "row already had these values" are told apart.
+*/
+#include "store/store_internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <errmsg.h>
+#include <mysqld_error.h>
+
+#include "base/clock.h"
+#include "gb_error.h"
+#include "base/log.h"
+#include "base/metrics.h"
+
+#define ST_CONNECT_TIMEOUT_S 5
+#define ST_READ_TIMEOUT_S 30
+#define ST_WRITE_TIMEOUT_S 30
+
+#define ST_MIGRATION_MAX_FILES 1000
+#define ST_MIGRATION_MAX_BYTES (1u << 20)
+#define ST_MIGRATION_NAME_MAX 128
+
+static const char SQL_SESSION[] =
+	"SET SESSION sql_mode = 'STRICT_ALL_TABLES,ERROR_FOR_DIVISION_BY_ZERO,"
+	"NO_ENGINE_SUBSTITUTION', SESSION innodb_lock_wait_timeout = 10, "
+	"SESSION autocommit = 1";
+static const char SQL_ISOLATION[] =
+	"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
+
+/* ---- errors -------------------------------------------------------------- */
+
+int st_map_errno(unsigned err)
+{
+	switch (err) {
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_SERVER_LOST_EXTENDED:
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_STMT_CLOSED: /* the statement's connection was torn down */
+	case ER_CONNECTION_KILLED:
+	case ER_SERVER_SHUTDOWN:
+	case ER_UNKNOWN_COM_ERROR: /* 1047: a Galera node that left the
+				      primary component ("WSREP has not yet
+				      prepared node"): reconnect, fail over */
+		return GB_EDBGONE;
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+		return GB_EDBRETRY;
+	default:
+		return GB_EDB;
+	}
+}
+
+static int st_record(struct st_db *db, unsigned err, const char *text)
+{
+	db->errnum = err;
+	snprintf(db->msg, sizeof(db->msg), "%s (%u)",
+		 text && text[0] ? text : "unknown error", err);
+	return st_map_errno(err);
+}
+
+int st_fail_conn(struct st_db *db)
+{
+	if (db->my == NULL)
+		return st_failf(db, GB_EDBGONE,
+				"not connected to the database");
+	return st_record(db, mysql_errno(db->my), mysql_error(db->my));
+}
+
+int st_fail_stmt(struct st_db *db, MYSQL_STMT *s)
+{
+	return st_record(db, mysql_stmt_errno(s), mysql_stmt_error(s));
+}
+
+int st_failf(struct st_db *db, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(db->msg, sizeof(db->msg), fmt, ap);
+	va_end(ap);
+	db->errnum = 0;
+	return code;
+}
+
+const char *st_error(const struct st_db *db)
+{
+	if (db == NULL)
+		return "no database connection";
+	return db->msg[0] ? db->msg : "no error";
+}
+
+unsigned long st_thread_id(const struct st_db *db)
+{
+	return db && db->my ? mysql_thread_id(db->my) : 0;
+}
+
+int st_in_transaction(struct st_db *db)
+{
+	unsigned int status = 0;
+	if (db->my == NULL ||
+	    mariadb_get_infov(db->my, MARIADB_CONNECTION_SERVER_STATUS,
+			      &status) != 0)
+		return 0;
+	return (status & SERVER_STATUS_IN_TRANS) != 0;
+}
+
+/* ---- bind helpers -------------------------------------------------------- */
+
+void st_args_init(struct st_args *a)
+{
+	memset(a, 0, sizeof(*a));
+}
+
+static MYSQL_BIND *arg_next(struct st_args *a)
+{
+	if (a->n >= ST_MAX_ARGS) {
+		a->overflow = 1;
+		return NULL;
+	}
+	return &a->b[a->n++];
+}
+
+void st_arg_ll(struct st_args *a, long long v)
+{
+	MYSQL_BIND *b = arg_next(a);
+	if (b == NULL)
+		return;
+	unsigned i = a->n - 1;
+	a->ll[i] = v;
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = &a->ll[i];
+}
+
+void st_arg_dbl(struct st_args *a, double v)
+{
+	MYSQL_BIND *b = arg_next(a);
+	if (b == NULL)
+		return;
+	unsigned i = a->n - 1;
+	a->d[i] = v;
+	b->buffer_type = MYSQL_TYPE_DOUBLE;
+	b->buffer = &a->d[i];
+}
+
+void st_arg_null(struct st_args *a)
+{
+	MYSQL_BIND *b = arg_next(a);
+	if (b)
+		b->buffer_type = MYSQL_TYPE_NULL;
+}
+
+static void arg_bytes(struct st_args *a, enum enum_field_types type,
+		      const void *p, size_t len)
+{
+	MYSQL_BIND *b = arg_next(a);
+	if (b == NULL)
+		return;
+	unsigned i = a->n - 1;
+	a->len[i] = (unsigned long)len;
+	b->buffer_type = type;
+	/* Connector/C never writes through an input buffer. */
+	b->buffer = (void *)(p ? p : "");
+	b->buffer_length = (unsigned long)len;
+	b->length = &a->len[i];
+}
+
+void st_arg_str(struct st_args *a, const char *s)
+{
+	if (s == NULL)
+		st_arg_null(a);
+	else
+		arg_bytes(a, MYSQL_TYPE_STRING, s, strlen(s));
+}
+
+void st_arg_blob(struct st_args *a, const void *p, size_t len)
+{
+	arg_bytes(a, MYSQL_TYPE_BLOB, p, len);
+}
+
+void st_cols_init(struct st_cols *c, const char *spec)
+{
+	memset(c, 0, sizeof(*c));
+	for (; *spec && c->n < ST_MAX_COLS; spec++) {
+		unsigned i = c->n++;
+		MYSQL_BIND *b = &c->b[i];
+		c->kind[i] = *spec;
+		b->length = &c->len[i];
+		b->is_null = &c->isnull[i];
+		b->error = &c->error[i];
+		switch (*spec) {
+		case 'l':
+			b->buffer_type = MYSQL_TYPE_LONGLONG;
+			b->buffer = &c->ll[i];
+			break;
+		case 'd':
+			b->buffer_type = MYSQL_TYPE_DOUBLE;
+			b->buffer = &c->d[i];
+			break;
+		case 'b':
+			/* Length only; the bytes come with st_col_blob. */
+			b->buffer_type = MYSQL_TYPE_BLOB;
+			b->buffer = NULL;
+			b->buffer_length = 0;
+			break;
+		default: /* 's' */
+			b->buffer_type = MYSQL_TYPE_STRING;
+			b->buffer = c->s[i];
+			b->buffer_length = ST_STRBUF;
+			break;
+		}
+	}
+}
+
+int st_col_isnull(const struct st_cols *c, unsigned i)
+{
+	return c->isnull[i] != 0;
+}
+
+long long st_col_ll(const struct st_cols *c, unsigned i)
+{
+	return c->isnull[i] ? 0 : c->ll[i];
+}
+
+double st_col_dbl(const struct st_cols *c, unsigned i)
+{
+	return c->isnull[i] ? 0.0 : c->d[i];
+}
+
+/* Read column `i` of the current row into `dst` (len bytes). */
+static int col_fetch(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+		     unsigned i, void *dst, unsigned long len)
+{
+	MYSQL_BIND b;
+	unsigned long got = 0;
+	memset(&b, 0, sizeof(b));
+	b.buffer_type = c->kind[i] == 'b' ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
+	b.buffer = dst;
+	b.buffer_length = len;
+	b.length = &got;
+	if (mysql_stmt_fetch_column(s, &b, i, 0) != 0)
+		return st_fail_stmt(db, s);
+	return GB_OK;
+}
+
+int st_col_str(struct st_db *db, MYSQL_STMT *s, struct st_cols *c, unsigned i,
+	       struct arena *a, char **out)
+{
+	*out = NULL;
+	if (c->isnull[i])
+		return GB_OK;
+	unsigned long len = c->len[i];
+	if (len <= ST_STRBUF) {
+		*out = arena_strndup(a, c->s[i], len);
+		return *out ? GB_OK
+			    : st_failf(db, GB_ETOOBIG,
+				       "result does not fit the request's "
+				       "memory");
+	}
+	char *p = arena_alloc(a, (size_t)len + 1);
+	if (p == NULL)
+		return st_failf(db, GB_ETOOBIG,
+				"result does not fit the request's memory");
+	int rc = col_fetch(db, s, c, i, p, len);
+	if (rc != GB_OK)
+		return rc;
+	p[len] = '\0';
+	*out = p;
+	return GB_OK;
+}
+
+int st_col_blob(struct st_db *db, MYSQL_STMT *s, struct st_cols *c, unsigned i,
+		struct arena *a, void **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	unsigned long n = c->isnull[i] ? 0 : c->len[i];
+	void *p = arena_alloc(a, n ? n : 1);
+	if (p == NULL)
+		return st_failf(db, GB_ETOOBIG,
+				"result does not fit the request's memory");
+	if (n) {
+		int rc = col_fetch(db, s, c, i, p, n);
+		if (rc != GB_OK)
+			return rc;
+	}
+	*out = p;
+	*len = n;
+	return GB_OK;
+}
+
+/* ---- execution ----------------------------------------------------------- */
+
+static void stmts_close(struct st_db *db)
+{
+	for (int i = 0; i < ST_NSID; i++) {
+		if (db->stmt[i])
+			mysql_stmt_close(db->stmt[i]);
+		db->stmt[i] = NULL;
+	}
+	for (int i = 0; i < ST_NROWSTMT; i++) {
+		if (db->rowstmt[i].stmt)
+			mysql_stmt_close(db->rowstmt[i].stmt);
+		memset(&db->rowstmt[i], 0, sizeof(db->rowstmt[i]));
+	}
+}
+
+int st_prepared(struct st_db *db, enum st_sid id, const char *sql,
+		MYSQL_STMT **out)
+{
+	*out = NULL;
+	if (db->my == NULL)
+		return st_failf(db, GB_EDBGONE,
+				"not connected to the database");
+	if ((unsigned)id >= ST_NSID)
+		return st_failf(db, GB_EINVAL, "statement slot %d out of range",
+				(int)id);
+	if (db->stmt[id] == NULL) {
+		MYSQL_STMT *s = mysql_stmt_init(db->my);
+		if (s == NULL)
+			return st_fail_conn(db);
+		if (mysql_stmt_prepare(s, sql, (unsigned long)strlen(sql)) !=
+		    0) {
+			int rc = st_fail_stmt(db, s);
+			mysql_stmt_close(s);
+			return rc;
+		}
+		db->stmt[id] = s;
+	}
+	*out = db->stmt[id];
+	return GB_OK;
+}
+
+int st_stmt_execute(MYSQL_STMT *s)
+{
+	double t0 = clk_mono();
+	int ex = mysql_stmt_execute(s);
+	mx_wk_db_roundtrip(clk_mono() - t0);
+	return ex;
+}
+
+int st_exec(struct st_db *db, enum st_sid id, const char *sql,
+	    struct st_args *args, MYSQL_STMT **out)
+{
+	MYSQL_STMT *s = NULL;
+	*out = NULL;
+	if (args && args->overflow)
+		return st_failf(db, GB_EINVAL, "too many parameters (max %d)",
+				ST_MAX_ARGS);
+	int rc = st_prepared(db, id, sql, &s);
+	if (rc != GB_OK)
+		return rc;
+	unsigned n = args ? args->n : 0;
+	if (mysql_stmt_param_count(s) != n)
+		return st_failf(db, GB_EINVAL,
+				"statement %d expects %lu parameters, got %u",
+				(int)id, mysql_stmt_param_count(s), n);
+	mysql_stmt_free_result(s);
+	if (n && mysql_stmt_bind_param(s, args->b) != 0)
+		return st_fail_stmt(db, s);
+	if (st_stmt_execute(s) != 0)
+		return st_fail_stmt(db, s);
+	*out = s;
+	return GB_OK;
+}
+
+int st_query(struct st_db *db, enum st_sid id, const char *sql,
+	     struct st_args *args, struct st_cols *cols, MYSQL_STMT **out)
+{
+	MYSQL_STMT *s = NULL;
+	*out = NULL;
+	int rc = st_exec(db, id, sql, args, &s);
+	if (rc != GB_OK)
+		return rc;
+	if (mysql_stmt_field_count(s) != cols->n) {
+		mysql_stmt_free_result(s);
+		return st_failf(db, GB_EINVAL,
+				"statement %d returns %u columns, %u expected",
+				(int)id, mysql_stmt_field_count(s), cols->n);
+	}
+	if (mysql_stmt_bind_result(s, cols->b) != 0 ||
+	    mysql_stmt_store_result(s) != 0) {
+		rc = st_fail_stmt(db, s);
+		mysql_stmt_free_result(s);
+		return rc;
+	}
+	*out = s;
+	return GB_OK;
+}
+
+int st_fetch(struct st_db *db, MYSQL_STMT *s, int *got)
+{
+	*got = 0;
+	int r = mysql_stmt_fetch(s);
+	if (r == 0 || r == MYSQL_DATA_TRUNCATED) {
+		*got = 1;
+		return GB_OK;
+	}
+	if (r == MYSQL_NO_DATA)
+		return GB_OK;
+	return st_fail_stmt(db, s);
+}
+
+void st_done(MYSQL_STMT *s)
+{
+	if (s)
+		mysql_stmt_free_result(s);
+}
+
+int st_plain(struct st_db *db, const char *sql, size_t len)
+{
+	if (db->my == NULL)
+		return st_failf(db, GB_EDBGONE,
+				"not connected to the database");
+	double t0 = clk_mono();
+	int ex = mysql_real_query(db->my, sql, (unsigned long)len);
+	mx_wk_db_roundtrip(clk_mono() - t0);
+	if (ex != 0)
+		return st_fail_conn(db);
+	/* Drain whatever came back (a migration may hold a SELECT). */
+	for (;;) {
+		MYSQL_RES *r = mysql_store_result(db->my);
+		if (r)
+			mysql_free_result(r);
+		else if (mysql_field_count(db->my) != 0)
+			return st_fail_conn(db);
+		int more = mysql_next_result(db->my);
+		if (more > 0)
+			return st_fail_conn(db);
+		if (more < 0)
+			return GB_OK;
+	}
+}
+
+/* ---- connection ---------------------------------------------------------- */
+
+/*
+** Is the server a node that may serve queries? A Galera node that is up but
+** outside the primary component (a partition, a node still joining)
+** accepts connections and then refuses nearly every statement with 1047
+** "WSREP has not yet prepared node for application use"; connecting to it
+** would keep a worker on a node that cannot work, so st_connect treats it
+** as down and tries the next entry. A server without Galera (no wsrep_on,
+** or wsrep_on OFF, as a plain Debian MariaDB has it) is ready. Constant
+** statements without parameters, like st_plain's. 1: ready, 0: not
+** (db->msg says so), -1: a query failed.
+*/
+static int st_node_ready(struct st_db *db, const char *at)
+{
+	static const char q_plain[] = "SHOW VARIABLES LIKE 'wsrep_on'";
+	static const char q[] = "SHOW GLOBAL STATUS LIKE 'wsrep_ready'";
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	/* A plain server reports wsrep_ready OFF too: ask wsrep_on first. */
+	if (mysql_real_query(db->my, q_plain, sizeof(q_plain) - 1) != 0 ||
+	    (res = mysql_store_result(db->my)) == NULL)
+		return -1;
+	row = mysql_fetch_row(res);
+	int galera = row != NULL && row[1] != NULL && strcmp(row[1], "ON") == 0;
+	mysql_free_result(res);
+	if (!galera)
+		return 1;
+	if (mysql_real_query(db->my, q, sizeof(q) - 1) != 0 ||
+	    (res = mysql_store_result(db->my)) == NULL)
+		return -1;
+	row = mysql_fetch_row(res);
+	int ready = row != NULL && row[1] != NULL && strcmp(row[1], "ON") == 0;
+	mysql_free_result(res);
+	if (!ready)
+		st_failf(db, GB_EDBGONE,
+			 "connect to %s: Galera node not ready (wsrep_ready is "
+			 "not ON: not in the primary component)",
+			 at);
+	return ready;
+}
+
+/*
+** Connect the fresh handle db->my to `e` (NULL: the Unix socket), `at`
+** naming it for messages, and set the session up. On failure db->my is
+** closed and NULL, db->msg says why.
+*/
+static int st_connect_one(struct st_db *db, const struct hl_entry *e,
+			  const char *at)
+{
+	db->my = mysql_init(NULL);
+	if (db->my == NULL)
+		return st_failf(db, GB_ENOMEM, "mysql_init: out of memory");
+	unsigned int ct = ST_CONNECT_TIMEOUT_S, rt = ST_READ_TIMEOUT_S,
+		     wt = ST_WRITE_TIMEOUT_S;
+	my_bool no = 0;
+	mysql_optionsv(db->my, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+	mysql_optionsv(db->my, MYSQL_OPT_READ_TIMEOUT, &rt);
+	mysql_optionsv(db->my, MYSQL_OPT_WRITE_TIMEOUT, &wt);
+	mysql_optionsv(db->my, MYSQL_OPT_RECONNECT, &no);
+	mysql_optionsv(db->my, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (db->tls) {
+		/* ENFORCE: a server (or a man in the middle) that does not
+		** offer TLS is an error, never a silent plain connection.
+		** VERIFY_SERVER_CERT checks the chain against the CA and that
+		** the certificate names the host connected to. */
+		my_bool yes = 1, verify = db->tls_verify ? 1 : 0;
+		if (db->tls_ca[0])
+			mysql_optionsv(db->my, MYSQL_OPT_SSL_CA, db->tls_ca);
+		if (db->tls_cert[0])
+			mysql_optionsv(db->my, MYSQL_OPT_SSL_CERT, db->tls_cert);
+		if (db->tls_key[0])
+			mysql_optionsv(db->my, MYSQL_OPT_SSL_KEY, db->tls_key);
+		mysql_optionsv(db->my, MYSQL_OPT_TLS_VERSION, "TLSv1.2,TLSv1.3");
+		mysql_optionsv(db->my, MYSQL_OPT_SSL_ENFORCE, &yes);
+		mysql_optionsv(db->my, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+	}
+
+	/* Connector/C uses the socket when the host is NULL/"localhost". */
+	const char *sock = e ? NULL : db->socket;
+	if (mysql_real_connect(db->my, e ? e->host : NULL, db->user,
+			       db->password[0] ? db->password : NULL, db->name,
+			       e ? (unsigned)e->port : 0, sock,
+			       CLIENT_FOUND_ROWS) == NULL) {
+		unsigned err = mysql_errno(db->my);
+		if (err == CR_SSL_CONNECTION_ERROR)
+			st_failf(db, GB_EDB, "TLS handshake with %s failed: %s (%u)",
+				 at, mysql_error(db->my), err);
+		else
+			st_failf(db, GB_EDB, "connect to %s: %s (%u)", at,
+				 mysql_error(db->my), err);
+		db->errnum = err;
+		mysql_close(db->my);
+		db->my = NULL;
+		/* A node that refuses TLS is as unreachable as one that is
+		** down: the caller may try the next one, and reconnects. */
+		return err == CR_SSL_CONNECTION_ERROR ? GB_EDBGONE
+						      : st_map_errno(err);
+	}
+	int ready = st_node_ready(db, at);
+	int rc = ready > 0 ? GB_OK : ready == 0 ? GB_EDBGONE : st_fail_conn(db);
+	if (rc == GB_OK)
+		rc = st_plain(db, SQL_SESSION, sizeof(SQL_SESSION) - 1);
+	if (rc == GB_OK)
+		rc = st_plain(db, SQL_ISOLATION, sizeof(SQL_ISOLATION) - 1);
+	if (rc != GB_OK) {
+		mysql_close(db->my);
+		db->my = NULL;
+		return rc;
+	}
+	return GB_OK;
+}
+
+/*
+** (Re)connect: the Unix socket when one is configured, else the entries of
+** the host list in hostlist.h's order, starting with the one that last
+** worked, so all of a worker's connections stay on one Galera node until it
+** fails. The reasons of every entry tried end up in db->msg.
+*/
+static int st_connect(struct st_db *db)
+{
+	stmts_close(db);
+	if (db->my)
+		mysql_close(db->my);
+	db->my = NULL;
+	int rc;
+	if (db->socket[0]) {
+		char at[PATH_MAX + 8];
+		snprintf(at, sizeof(at), "socket %s", db->socket);
+		rc = st_connect_one(db, NULL, at);
+	} else {
+		char tried[sizeof(db->msg)] = "";
+		unsigned last_errnum = 0;
+		size_t used = 0;
+		rc = GB_EDBGONE;
+		for (size_t k = 0; k < db->hosts.n; k++) {
+			size_t i = hl_try(db->hosts.n, db->host_cur, k);
+			char at[HL_TEXT_MAX];
+			hl_format(&db->hosts.e[i], at, sizeof(at));
+			rc = st_connect_one(db, &db->hosts.e[i], at);
+			if (rc == GB_OK) {
+				if (k > 0)
+					log_warn("MariaDB: connected to %s (entry "
+						 "%zu of %zu) after: %s",
+						 at, i + 1, db->hosts.n, tried);
+				else if (db->hosts.n > 1)
+					log_info("MariaDB: connected to %s (entry "
+						 "%zu of %zu)",
+						 at, i + 1, db->hosts.n);
+				db->host_cur = i;
+				break;
+			}
+			if (rc == GB_ENOMEM)
+				return rc;
+			last_errnum = db->errnum;
+			if (used + 1 < sizeof(tried)) {
+				int n = snprintf(tried + used,
+						 sizeof(tried) - used, "%s%s",
+						 used ? "; " : "", db->msg);
+				if (n > 0)
+					used += (size_t)n < sizeof(tried) - used
+							? (size_t)n
+							: sizeof(tried) - used - 1;
+			}
+		}
+		if (rc != GB_OK && db->hosts.n > 1) {
+			st_failf(db, rc, "%s", tried);
+			db->errnum = last_errnum;
+		}
+	}
+	if (rc != GB_OK)
+		return rc;
+	db->params_warned = 0;
+	db->msg[0] = '\0';
+	db->errnum = 0;
+	return GB_OK;
+}
+
+int st_open(const struct gb_config *cfg, struct st_db **out, char *err,
+	    size_t errlen)
+{
+	*out = NULL;
+	if (cfg == NULL) {
+		if (errlen)
+			snprintf(err, errlen, "no configuration");
+		return GB_EINVAL;
+	}
+	struct st_db *db = calloc(1, sizeof(*db));
+	if (db == NULL) {
+		if (errlen)
+			snprintf(err, errlen, "out of memory");
+		return GB_ENOMEM;
+	}
+	char why[512];
+	/* cfg_load checked the list; a config built by hand may not be. */
+	if (hl_parse(cfg->db_host, cfg->db_port, &db->hosts, why,
+		     sizeof(why)) != GB_OK) {
+		if (errlen)
+			snprintf(err, errlen, "database.host: %s", why);
+		free(db);
+		return GB_ECONFIG;
+	}
+	snprintf(db->socket, sizeof(db->socket), "%s", cfg->db_socket);
+	snprintf(db->name, sizeof(db->name), "%s", cfg->db_name);
+	snprintf(db->user, sizeof(db->user), "%s", cfg->db_user);
+	snprintf(db->password, sizeof(db->password), "%s", cfg->db_password);
+	db->tls = cfg->db_tls;
+	db->tls_verify = cfg->db_tls_verify;
+	snprintf(db->tls_ca, sizeof(db->tls_ca), "%s", cfg->db_tls_ca_file);
+	snprintf(db->tls_cert, sizeof(db->tls_cert), "%s",
+		 cfg->db_tls_cert_file);
+	/* cfg_load resolved a cred:NAME key; a hand-made config names the
+	** file itself. */
+	snprintf(db->tls_key, sizeof(db->tls_key), "%s",
+		 cfg->db_tls_key[0] ? cfg->db_tls_key : cfg->db_tls_key_file);
+	int rc = st_connect(db);
+	if (rc != GB_OK) {
+		if (errlen)
+			snprintf(err, errlen, "%s", db->msg);
+		st_close(db);
+		return rc;
+	}
+	*out = db;
+	return GB_OK;
+}
+
+void st_close(struct st_db *db)
+{
+	if (db == NULL)
+		return;
+	stmts_close(db);
+	if (db->my)
+		mysql_close(db->my);
+	db->my = NULL;
+	/* The password does not outlive the connection object. */
+	volatile char *p = db->password;
+	for (size_t i = 0; i < sizeof(db->password); i++)
+		p[i] = 0;
+	free(db);
+}
+
+int st_reconnect(struct st_db *db)
+{
+	if (db == NULL)
+		return GB_EINVAL;
+	return st_connect(db);
+}
+
+int st_ping(struct st_db *db)
+{
+	if (db == NULL)
+		return GB_EINVAL;
+	if (db->my == NULL)
+		return st_failf(db, GB_EDBGONE,
+				"not connected to the database");
+	if (mysql_ping(db->my) != 0)
+		return st_fail_conn(db);
+	return GB_OK;
+}
+
+/* ---- transactions -------------------------------------------------------- */
+
+int st_begin(struct st_db *db)
+{
+	static const char sql[] = "START TRANSACTION";
+	return st_plain(db, sql, sizeof(sql) - 1);
+}
+
+int st_commit(struct st_db *db)
+{
+	static const char sql[] = "COMMIT";
+	return st_plain(db, sql, sizeof(sql) - 1);
+}
+
+int st_rollback(struct st_db *db)
+{
+	/* Keep the text of the failure that led here: a rollback on a dead
+	** link fails too, and "server has gone away" would hide the cause. */
+	static const char sql[] = "ROLLBACK";
+	char keep[sizeof(db->msg)];
+	unsigned keep_errnum = db->errnum;
+	memcpy(keep, db->msg, sizeof(keep));
+	int rc = st_plain(db, sql, sizeof(sql) - 1);
+	if (rc != GB_OK && keep[0]) {
+		memcpy(db->msg, keep, sizeof(keep));
+		db->errnum = keep_errnum;
+	}
+	return rc;
+}
+
+/* ---- migrations ---------------------------------------------------------- */
+
+/* The runner's own ledger: it must exist before the first file is read. */
+static const char SQL_LEDGER[] =
+	"CREATE TABLE IF NOT EXISTS schema_migrations ("
+	" version INT NOT NULL PRIMARY KEY COMMENT 'NNNN of the file name',"
+	" name VARCHAR(128) NOT NULL COMMENT 'the file applied',"
+	" applied_at BIGINT NOT NULL COMMENT 'unix s, worker clock'"
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin"
+	" COMMENT='migrations applied by gridbroker db migrate'";
+static const char SQL_SCHEMA_VERSION[] =
+	"SELECT COALESCE(MAX(version), 0) FROM schema_migrations";
+static const char SQL_MIGRATION_APPLIED[] =
+	"SELECT version FROM schema_migrations WHERE version = ?";
+static const char SQL_MIGRATION_RECORD[] =
+	"INSERT IGNORE INTO schema_migrations (version, name, applied_at) "
+	"VALUES (?, ?, ?)";
+static const char SQL_PARAM_SEED[] =
+	"INSERT IGNORE INTO params (component, name, value) VALUES (?, ?, ?)";
+
+struct mig_file {
+	int version;
+	char name[ST_MIGRATION_NAME_MAX];
+};
+
+static int mig_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct mig_file *)a)->name,
+		      ((const struct mig_file *)b)->name);
+}
+
+/* "NNNN_something.sql" -> NNNN, or 0 when the name is not a migration. */
+static int mig_version(const char *name)
+{
+	size_t len = strlen(name);
+	if (len < 10 || len >= ST_MIGRATION_NAME_MAX || name[4] != '_' ||
+	    strcmp(name + len - 4, ".sql") != 0)
+		return 0;
+	int v = 0;
+	for (int i = 0; i < 4; i++) {
+		if (!isdigit((unsigned char)name[i]))
+			return 0;
+		v = v * 10 + (name[i] - '0');
+	}
+	return v;
+}
+
+static int mig_list(struct st_db *db, const char *path, struct mig_file *files,
+		    size_t *n)
+{
+	*n = 0;
+	DIR *d = opendir(path);
+	if (d == NULL)
+		return st_failf(db, GB_EIO, "%s: %s", path, strerror(errno));
+	struct dirent *e;
+	int rc = GB_OK;
+	while ((e = readdir(d)) != NULL) {
+		int v = mig_version(e->d_name);
+		if (v == 0)
+			continue;
+		if (*n == ST_MIGRATION_MAX_FILES) {
+			rc = st_failf(db, GB_ETOOBIG,
+				      "%s: more than %d migrations", path,
+				      ST_MIGRATION_MAX_FILES);
+			break;
+		}
+		files[*n].version = v;
+		/* mig_version() accepted it, so it fits with its NUL. */
+		memcpy(files[*n].name, e->d_name, strlen(e->d_name) + 1);
+		(*n)++;
+	}
+	closedir(d);
+	if (rc != GB_OK)
+		return rc;
+	qsort(files, *n, sizeof(*files), mig_cmp);
+	for (size_t i = 1; i < *n; i++)
+		if (files[i].version == files[i - 1].version)
+			return st_failf(db, GB_EINVAL,
+					"%s and %s have the same number",
+					files[i - 1].name, files[i].name);
+	return GB_OK;
+}
+
+static int mig_read(struct st_db *db, const char *path, char **out, size_t *len)
+{
+	*out = NULL;
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return st_failf(db, GB_EIO, "%s: %s", path, strerror(errno));
+	char *buf = malloc(ST_MIGRATION_MAX_BYTES + 1);
+	if (buf == NULL) {
+		fclose(f);
+		return st_failf(db, GB_ENOMEM, "%s: out of memory", path);
+	}
+	size_t n = fread(buf, 1, ST_MIGRATION_MAX_BYTES + 1, f);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad || n > ST_MIGRATION_MAX_BYTES) {
+		free(buf);
+		return st_failf(db, bad ? GB_EIO : GB_ETOOBIG, "%s: %s", path,
+				bad ? "read error" : "larger than 1 MiB");
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return GB_OK;
+}
+
+/*
+** Run one migration file statement by statement: a statement ends on a
+** line whose last non-blank character is ';'; lines starting with "--" are
+** comments. Plain queries: the files are part of the program, not data.
+*/
+static int mig_apply(struct st_db *db, const char *name, char *text, size_t len)
+{
+	char *stmt = malloc(len + 1);
+	if (stmt == NULL)
+		return st_failf(db, GB_ENOMEM, "%s: out of memory", name);
+	size_t used = 0;
+	int line = 0, first = 0, rc = GB_OK;
+	char *p = text;
+	while (rc == GB_OK && *p) {
+		char *eol = strchr(p, '\n');
+		char *next = eol ? eol + 1 : p + strlen(p);
+		char *end = eol ? eol : next;
+		line++;
+		while (end > p && isspace((unsigned char)end[-1]))
+			end--;
+		char *start = p;
+		while (start < end && isspace((unsigned char)*start))
+			start++;
+		p = next;
+		if (start == end ||
+		    (end - start >= 2 && start[0] == '-' && start[1] == '-'))
+			continue;
+		if (used == 0)
+			first = line;
+		int last = end[-1] == ';';
+		size_t n = (size_t)(end - start) - (size_t)last;
+		memcpy(stmt + used, start, n);
+		used += n;
+		stmt[used++] = '\n';
+		if (!last)
+			continue;
+		rc = st_plain(db, stmt, used);
+		if (rc != GB_OK) {
+			char cause[sizeof(db->msg)];
+			memcpy(cause, db->msg, sizeof(cause));
+			unsigned errnum = db->errnum;
+			st_failf(db, rc, "%s:%d: %s", name, first, cause);
+			db->errnum = errnum;
+		}
+		used = 0;
+	}
+	if (rc == GB_OK && used)
+		rc = st_failf(db, GB_EINVAL,
+			      "%s:%d: statement does not end with ';'", name,
+			      first);
+	free(stmt);
+	return rc;
+}
+
+static int mig_applied(struct st_db *db, int version, int *yes)
+{
+	struct st_args a;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	*yes = 0;
+	st_args_init(&a);
+	st_arg_ll(&a, version);
+	st_cols_init(&c, "l");
+	int rc = st_query(db, ST_SID_MIGRATION_APPLIED, SQL_MIGRATION_APPLIED,
+			  &a, &c, &s);
+	if (rc == GB_OK)
+		rc = st_fetch(db, s, yes);
+	st_done(s);
+	return rc;
+}
+
+static int mig_record(struct st_db *db, const struct mig_file *f)
+{
+	struct st_args a;
+	MYSQL_STMT *s;
+	st_args_init(&a);
+	st_arg_ll(&a, f->version);
+	st_arg_str(&a, f->name);
+	st_arg_ll(&a, clk_now());
+	return st_exec(db, ST_SID_MIGRATION_RECORD, SQL_MIGRATION_RECORD, &a,
+		       &s);
+}
+
+static int seed_params(struct st_db *db)
+{
+	int rc = st_begin(db);
+	for (const struct prm_def *d = prm_table; rc == GB_OK && d->name; d++) {
+		struct st_args a;
+		MYSQL_STMT *s;
+		st_args_init(&a);
+		st_arg_str(&a, d->component);
+		st_arg_str(&a, d->name);
+		if (isnan(d->def))
+			st_arg_null(&a);
+		else
+			st_arg_dbl(&a, d->def);
+		rc = st_exec(db, ST_SID_PARAM_SEED, SQL_PARAM_SEED, &a, &s);
+	}
+	if (rc == GB_OK)
+		return st_commit(db);
+	st_rollback(db);
+	return rc;
+}
+
+int st_migrate(struct st_db *db, const char *dir, FILE *progress)
+{
+	if (db == NULL || dir == NULL)
+		return GB_EINVAL;
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/migrations", dir) >=
+	    (int)sizeof(path))
+		return st_failf(db, GB_EINVAL,
+				"schema directory path too long");
+	int rc = st_plain(db, SQL_LEDGER, sizeof(SQL_LEDGER) - 1);
+	if (rc != GB_OK)
+		return rc;
+	struct mig_file *files = calloc(ST_MIGRATION_MAX_FILES, sizeof(*files));
+	if (files == NULL)
+		return st_failf(db, GB_ENOMEM, "out of memory");
+	size_t n = 0;
+	rc = mig_list(db, path, files, &n);
+	for (size_t i = 0; rc == GB_OK && i < n; i++) {
+		int done = 0;
+		rc = mig_applied(db, files[i].version, &done);
+		if (rc != GB_OK || done)
+			continue;
+		char fpath[PATH_MAX];
+		if (snprintf(fpath, sizeof(fpath), "%s/%s", path,
+			     files[i].name) >= (int)sizeof(fpath)) {
+			rc = st_failf(db, GB_EINVAL, "%s: path too long",
+				      files[i].name);
+			break;
+		}
+		char *text = NULL;
+		size_t len = 0;
+		rc = mig_read(db, fpath, &text, &len);
+		if (rc == GB_OK)
+			rc = mig_apply(db, files[i].name, text, len);
+		free(text);
+		if (rc == GB_OK)
+			rc = mig_record(db, &files[i]);
+		if (rc == GB_OK && progress)
+			fprintf(progress, "applied %s\n", files[i].name);
+	}
+	free(files);
+	if (rc == GB_OK)
+		rc = seed_params(db);
+	return rc;
+}
+
+int st_schema_version(struct st_db *db, int *version)
+{
+	if (db == NULL || version == NULL)
+		return GB_EINVAL;
+	*version = 0;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_cols_init(&c, "l");
+	int rc = st_query(db, ST_SID_SCHEMA_VERSION, SQL_SCHEMA_VERSION, NULL,
+			  &c, &s);
+	if (rc != GB_OK) {
+		/* A database nobody migrated yet is at version 0. */
+		return db->errnum == ER_NO_SUCH_TABLE ? GB_OK : rc;
+	}
+	int got = 0;
+	rc = st_fetch(db, s, &got);
+	if (rc == GB_OK && got)
+		*version = (int)st_col_ll(&c, 0);
+	st_done(s);
+	return rc;
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static const char SQL_PARAMS_LOAD[] =
+	"SELECT name, value FROM params WHERE value IS NOT NULL "
+	"ORDER BY component, name";
+
+int st_params_load(struct st_db *db, struct arena *a, struct prm_set *out)
+{
+	if (db == NULL || a == NULL || out == NULL)
+		return GB_EINVAL;
+	out->kv = NULL;
+	out->n = 0;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_cols_init(&c, "sd");
+	int rc =
+		st_query(db, ST_SID_PARAMS_LOAD, SQL_PARAMS_LOAD, NULL, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	size_t rows = (size_t)mysql_stmt_num_rows(s);
+	struct prm_kv *kv = rows ? arena_alloc(a, rows * sizeof(*kv)) : NULL;
+	if (rows && kv == NULL) {
+		st_done(s);
+		return st_failf(db, GB_ETOOBIG, "params: %zu rows do not fit",
+				rows);
+	}
+	size_t n = 0;
+	int bad = 0;
+	for (;;) {
+		int got = 0;
+		rc = st_fetch(db, s, &got);
+		if (rc != GB_OK || !got)
+			break;
+		char *name = NULL;
+		rc = st_col_str(db, s, &c, 0, a, &name);
+		if (rc != GB_OK)
+			break;
+		double v = st_col_dbl(&c, 1);
+		/* A row the catalogue rejects (unknown name, out of range)
+		** would steer a rule with a value nobody validated: leave it
+		** out so the default applies, and say so once per link. */
+		int chk = prm_check(name, v);
+		if (chk != GB_OK) {
+			if (!db->params_warned)
+				log_warn("params: ignoring %s = %g (%s)", name,
+					 v, gb_strerror(chk));
+			bad = 1;
+			continue;
+		}
+		if (n < rows) {
+			kv[n].name = name;
+			kv[n].value = v;
+			n++;
+		}
+	}
+	st_done(s);
+	if (bad)
+		db->params_warned = 1;
+	if (rc != GB_OK)
+		return rc;
+	out->kv = kv;
+	out->n = n;
+	return GB_OK;
+}
+
+/* ---- request dedup ------------------------------------------------------- */
+
+static const char SQL_CLAIM_MESSAGE[] =
+	"INSERT INTO processed_messages (message_id, kind, processed_at) "
+	"VALUES (?, ?, ?)";
+
+int st_claim_message(struct st_db *db, const char *message_id, const char *kind,
+		     long long now, int *already)
+{
+	if (db == NULL || message_id == NULL || message_id[0] == '\0' ||
+	    kind == NULL || already == NULL)
+		return GB_EINVAL;
+	*already = 0;
+	/* In autocommit mode the row would commit before the decision, and a
+	** crash in between would lose the request for good. */
+	if (!st_in_transaction(db))
+		return st_failf(db, GB_ESTATE,
+				"st_claim_message outside a transaction");
+	struct st_args a;
+	MYSQL_STMT *s;
+	st_args_init(&a);
+	st_arg_str(&a, message_id);
+	st_arg_str(&a, kind);
+	st_arg_ll(&a, now);
+	int rc = st_exec(db, ST_SID_CLAIM_MESSAGE, SQL_CLAIM_MESSAGE, &a, &s);
+	if (rc != GB_OK && db->errnum == ER_DUP_ENTRY) {
+		*already = 1;
+		return GB_OK;
+	}
+	return rc;
+}

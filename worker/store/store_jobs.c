@@ -1,0 +1,994 @@
+/*
+** store_jobs.c — the job brokerage's grid tables (0003_jobbrokerage.sql):
+** saving the job grid and loading the part of it a request needs. The
+** request-side writes and reads (task context, decisions with their jobs
+** and counts, pending requests) are in store_jobs_decide.c; what both
+** files share is in store_jobs_internal.h.
+**
+** Writes are array-bound: a grid reload is one transaction that empties
+** the job grid's tables and inserts every row again through struct
+** sj_bulk, which sends the rows in chunks bounded by rows and bytes (a
+** chunk stays well under max_allowed_packet although a queue row carries
+** its software dictionary). The grid is validated by the tables' CHECK
+** constraints: a violation fails the whole load with the constraint's name.
+**
+** Queue columns are described once (qcols[]): the INSERT writes them and
+** the SELECT reads them in that order, and the read validates each value by
+** its kind. The row is wider than one struct st_cols, so it is read into
+** four whose binds are laid side by side: the store's getters keep
+** working, and st_col_str — which re-fetches a long value by its column
+** number within its own st_cols — is right because every long text column
+** is in the first part, where that number is the real one. The analysis
+** and timeout columns of 0005 (QX_SELECT) come after the counts, written
+** by an UPDATE of their own (see there).
+**
+** Reads for a request: one query for the queues LEFT JOIN their counts for
+** its gshare, one for the links to its nucleus, one for the ALL dictionary,
+** and the replicas of its distinct input files in chunks of SJ_IN_CHUNK
+** (unused slots bound to NULL, which matches nothing).
+*/
+#include "store/store_internal.h"
+#include "store/store_jobs.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <mysqld_error.h>
+
+#include "gb_error.h"
+#include "model/gridmodel.h"
+
+#include "store/store_jobs_internal.h"
+
+/* ---- statements ---------------------------------------------------------- */
+
+static const char *const SQL_WIPE[] = {
+	"DELETE FROM queues", "DELETE FROM queue_counts",  "DELETE FROM links",
+	"DELETE FROM sw_all", "DELETE FROM file_replicas",
+};
+/* The columns of qcols[], in its order, then updated_at. */
+static const char SQL_INS_QUEUE[] =
+	"INSERT INTO queues (name, status, site, nucleus, wnconnectivity, "
+	"fairsharepolicy, storage, releases, event_service, sw_json, "
+	"release_list, core_count, corepower, min_rss, max_rss, maxwdir, "
+	"mintime, maxtime, direct_access, max_diskio, diskio_avg, "
+	"dynamic_nevents, transferring_limit, num_slots, last_pilot, "
+	"last_start, storage_free, storage_blacklisted, updated_at) VALUES "
+	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	"?, ?, ?, ?, ?, ?)";
+static const char SQL_INS_COUNT[] =
+	"INSERT INTO queue_counts (queue, gshare, running, defined, assigned, "
+	"activated, `starting`, transferring, nbatchjob) "
+	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+static const char SQL_INS_LINK[] =
+	"INSERT INTO links (site, nucleus, blocked, queued_files, mbps_1h, "
+	"mbps_1d, mbps_1w, closeness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+static const char SQL_INS_SW_ALL[] =
+	"INSERT INTO sw_all (id, sw_json) VALUES (1, ?)";
+static const char SQL_INS_REPLICA[] =
+	"INSERT INTO file_replicas (lfn, storage) VALUES (?, ?)";
+/*
+** The analysis and timeout columns of 0005, outside qcols[]: the INSERT
+** row is already as wide as struct sj_bulk takes (SJ_BK_MAX_COLS), so they
+** are written by an array-bound UPDATE after it, and read after the counts
+** (QX_KINDS, in a fourth st_cols; their text is short by the schema, see
+** queue_extras).
+*/
+#define QX_SELECT                                                              \
+	"q.is_vp, q.queue_type, q.site_class, q.workflow, "                    \
+	"q.disable_reassign, q.transtimehi, q.transtimelo"
+#define QX_KINDS "lsssldd"
+#define NQX (sizeof(QX_KINDS) - 1)
+static const char SQL_UPD_QUEUE_X[] =
+	"UPDATE queues SET is_vp = ?, queue_type = ?, site_class = ?, "
+	"workflow = ?, disable_reassign = ?, transtimehi = ?, transtimelo = ? "
+	"WHERE name = ?";
+/* Its slot, after those of store_jobs_internal.h's enum. */
+#define SJ_UPD_QUEUE_X SJ_NSLOTS
+_Static_assert(ST_SID_JOBS_BASE + SJ_UPD_QUEUE_X <= ST_SID_JOBS_LAST,
+	       "no job statement slot left for the 0005 queue columns");
+/* qcols[] in its order, then the counts (c.running is NULL without a row),
+** then QX_SELECT. */
+static const char SQL_QUEUES[] =
+	"SELECT q.name, q.status, q.site, q.nucleus, q.wnconnectivity, "
+	"q.fairsharepolicy, q.storage, q.releases, q.event_service, q.sw_json, "
+	"q.release_list, q.core_count, q.corepower, q.min_rss, q.max_rss, "
+	"q.maxwdir, q.mintime, q.maxtime, q.direct_access, q.max_diskio, "
+	"q.diskio_avg, q.dynamic_nevents, q.transferring_limit, q.num_slots, "
+	"q.last_pilot, q.last_start, q.storage_free, q.storage_blacklisted, "
+	"c.running, c.defined, c.assigned, c.activated, c.`starting`, "
+	"c.transferring, c.nbatchjob, " QX_SELECT " FROM queues q LEFT JOIN "
+	"queue_counts c ON c.queue = q.name AND c.gshare = ? ORDER BY q.name";
+static const char SQL_LINKS[] =
+	"SELECT site, nucleus, blocked, queued_files, mbps_1h, mbps_1d, "
+	"mbps_1w, closeness FROM links WHERE nucleus = ? ORDER BY site";
+static const char SQL_SW_ALL[] = "SELECT sw_json FROM sw_all WHERE id = 1";
+static const char SQL_REPLICAS_IN[] =
+	"SELECT lfn, storage FROM file_replicas WHERE lfn IN (" SJ_Q128 ") "
+	"ORDER BY lfn, storage";
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static int nan_or_nonneg(double v)
+{
+	return isnan(v) || sj_finite_nonneg(v);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *const releases_words[] = {"ANY", "AUTO", "LIST"};
+static const char *const es_words[] = {"none", "allowed", "only"};
+
+/* Index of `s` among the three `words`, or -1. */
+static int word_find(const char *const *words, const char *s)
+{
+	for (int i = 0; s && i < 3; i++)
+		if (strcmp(words[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* A nullable DOUBLE: NAN for SQL NULL, the engine's "no figure". */
+static double col_dbl_nan(const struct st_cols *c, unsigned i)
+{
+	return st_col_isnull(c, i) ? NAN : st_col_dbl(c, i);
+}
+
+/* A BOOL column as 0/1; -1 for anything else. */
+static int col_flag(const struct st_cols *c, unsigned i)
+{
+	long long v = st_col_ll(c, i);
+	return v == 0 || v == 1 ? (int)v : -1;
+}
+
+static int too_big(struct st_db *db, const char *what, size_t n)
+{
+	return st_failf(db, GB_ETOOBIG,
+			"%zu %s do not fit the request's memory", n, what);
+}
+
+/*
+** As st_query, with parameter and result binds given as arrays: for the IN
+** lists (more placeholders than ST_MAX_ARGS) and the queue row (more
+** columns than ST_MAX_COLS).
+*/
+int sj_query(struct st_db *db, enum st_sid id, const char *sql, MYSQL_BIND *pb,
+	     unsigned np, MYSQL_BIND *rb, unsigned nr, MYSQL_STMT **out)
+{
+	MYSQL_STMT *s = NULL;
+	*out = NULL;
+	int rc = st_prepared(db, id, sql, &s);
+	if (rc != GB_OK)
+		return rc;
+	if (mysql_stmt_param_count(s) != np || mysql_stmt_field_count(s) != nr)
+		return st_failf(db, GB_EINVAL,
+				"statement %d: %u parameters and %u columns do "
+				"not match",
+				(int)id, np, nr);
+	mysql_stmt_free_result(s);
+	if ((np && mysql_stmt_bind_param(s, pb) != 0) ||
+	    st_stmt_execute(s) != 0)
+		return st_fail_stmt(db, s);
+	if (mysql_stmt_bind_result(s, rb) != 0 ||
+	    mysql_stmt_store_result(s) != 0) {
+		rc = st_fail_stmt(db, s);
+		mysql_stmt_free_result(s);
+		return rc;
+	}
+	*out = s;
+	return GB_OK;
+}
+
+void sj_in_fill(struct sj_in_list *l, const char *const *str,
+		const long long *ids, size_t n)
+{
+	memset(l, 0, sizeof(*l));
+	for (size_t i = 0; i < SJ_IN_CHUNK; i++) {
+		MYSQL_BIND *b = &l->b[i];
+		if (i >= n) {
+			b->buffer_type = MYSQL_TYPE_NULL;
+		} else if (str) {
+			l->len[i] = (unsigned long)strlen(str[i]);
+			b->buffer_type = MYSQL_TYPE_STRING;
+			b->buffer = (void *)str[i];
+			b->buffer_length = l->len[i];
+			b->length = &l->len[i];
+		} else {
+			l->ll[i] = ids[i];
+			b->buffer_type = MYSQL_TYPE_LONGLONG;
+			b->buffer = &l->ll[i];
+		}
+	}
+}
+
+/* ---- queue columns ------------------------------------------------------- */
+
+/*
+** One column of the queues table and where it lives in struct gm_queue.
+** Kinds: 'S' text (NULL written as ''), 'j' nullable text (sw_json), 'r'
+** releases, 'e' eventService, 'R' the release list as a JSON array, 'C'
+** long >= 0, 'M' long >= -1, 'F' flag, 'T' unix s (0 = never = NULL), 'P'
+** double > 0, 'D' double >= 0, 'N' double >= 0 or NAN (= NULL).
+*/
+struct qcol {
+	const char *name;
+	char kind;
+	size_t off;
+};
+
+#define QO(f) offsetof(struct gm_queue, f)
+static const struct qcol qcols[] = {
+	/* Text first: all of it in the first st_cols (see the header). */
+	{"name", 'S', QO(q.name)},
+	{"status", 'S', QO(q.status)},
+	{"site", 'S', QO(q.site)},
+	{"nucleus", 'S', QO(q.nucleus)},
+	{"wnconnectivity", 'S', QO(q.wnconnectivity)},
+	{"fairsharepolicy", 'S', QO(q.fairsharepolicy)},
+	{"storage", 'S', QO(q.storage)},
+	{"releases", 'r', QO(q.releases)},
+	{"event_service", 'e', QO(q.es)},
+	{"sw_json", 'j', QO(sw_json)},
+	{"release_list", 'R', QO(q.release_list)},
+	{"core_count", 'C', QO(q.core_count)},
+	{"corepower", 'P', QO(q.corepower)},
+	{"min_rss", 'D', QO(q.min_rss_per_core)},
+	{"max_rss", 'D', QO(q.max_rss_per_core)},
+	{"maxwdir", 'D', QO(q.maxwdir)},
+	{"mintime", 'D', QO(q.mintime)},
+	{"maxtime", 'D', QO(q.maxtime)},
+	{"direct_access", 'F', QO(q.direct_access)},
+	{"max_diskio", 'N', QO(q.max_diskio)},
+	{"diskio_avg", 'D', QO(q.diskio_avg)},
+	{"dynamic_nevents", 'F', QO(q.dynamic_nevents)},
+	{"transferring_limit", 'D', QO(q.transferring_limit)},
+	{"num_slots", 'M', QO(q.num_slots)},
+	{"last_pilot", 'T', QO(q.last_pilot)},
+	{"last_start", 'T', QO(q.last_start)},
+	{"storage_free", 'D', QO(q.storage_free)},
+	{"storage_blacklisted", 'F', QO(q.storage_blacklisted)},
+};
+#define NQCOLS (sizeof(qcols) / sizeof(qcols[0]))
+#define QC_NTEXT 11 /* text columns at the head of qcols[] */
+#define QC_NPARTS 4 /* st_cols the queue row is read into */
+_Static_assert(QC_NTEXT <= ST_MAX_COLS &&
+		       NQCOLS + SJ_NCOUNTS + NQX <= QC_NPARTS * ST_MAX_COLS,
+	       "the queue row must fit QC_NPARTS st_cols, text in the first");
+
+/* The SQL type of a kind: 's', 'l' or 'd'. */
+static char qkind_sql(char k)
+{
+	return strchr("SjreR", k) ? 's' : strchr("PDN", k) ? 'd' : 'l';
+}
+
+/* LIST queues: the release list as compact JSON in `mem`; else NULL. */
+static int releases_json(struct st_db *db, const struct jb_queue *q,
+			 struct arena *mem, const char **out)
+{
+	*out = NULL;
+	if (q->releases != JB_REL_LIST)
+		return GB_OK;
+	if (q->nrelease_list && q->release_list == NULL)
+		return st_failf(db, GB_EINVAL, "queue %s: no release list",
+				q->name ? q->name : "?");
+	json_t *arr = json_array();
+	int bad = arr == NULL;
+	for (size_t j = 0; !bad && j < q->nrelease_list; j++)
+		bad = q->release_list[j] == NULL ||
+		      json_array_append_new(arr,
+					    json_string(q->release_list[j]));
+	char *txt = bad ? NULL : json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	*out = txt ? arena_strdup(mem, txt) : NULL;
+	free(txt);
+	if (*out == NULL)
+		return st_failf(db, GB_EINVAL,
+				"queue %s: a release is NULL, not UTF-8, or "
+				"out of memory",
+				q->name ? q->name : "?");
+	return GB_OK;
+}
+
+static int queue_row(struct st_db *db, struct sj_bulk *b,
+		     const struct gm_queue *x, long long now)
+{
+	const struct jb_queue *q = &x->q;
+	if ((unsigned)q->releases > JB_REL_LIST || (unsigned)q->es > JB_ES_ONLY)
+		return st_failf(db, GB_EINVAL,
+				"queue %s: bad releases or eventService",
+				q->name ? q->name : "?");
+	const char *rel = NULL;
+	int rc = releases_json(db, q, &b->mem, &rel);
+	if (rc != GB_OK)
+		return rc;
+	const char *base = (const char *)x;
+	for (size_t i = 0; i < NQCOLS; i++) {
+		const void *f = base + qcols[i].off;
+		switch (qcols[i].kind) {
+		case 'S':
+			sj_bk_str(b, *(const char *const *)f
+					     ? *(const char *const *)f
+					     : "");
+			break;
+		case 'j':
+			sj_bk_str(b, x->sw_json);
+			break;
+		case 'r':
+			sj_bk_str(b, releases_words[q->releases]);
+			break;
+		case 'e':
+			sj_bk_str(b, es_words[q->es]);
+			break;
+		case 'R':
+			sj_bk_str(b, rel);
+			break;
+		case 'C':
+		case 'M':
+			sj_bk_ll(b, *(const long *)f);
+			break;
+		case 'F':
+			sj_bk_ll(b, *(const int *)f != 0);
+			break;
+		case 'T':
+			/* Negative: written, for the CHECK to refuse. */
+			if (*(const long long *)f == 0)
+				sj_bk_null(b, 'l');
+			else
+				sj_bk_ll(b, *(const long long *)f);
+			break;
+		case 'N':
+			sj_bk_dbl_or_null(b, *(const double *)f);
+			break;
+		default:
+			sj_bk_dbl(b, *(const double *)f);
+			break;
+		}
+	}
+	sj_bk_ll(b, now);
+	sj_bk_end_row(b);
+	return GB_OK;
+}
+
+/* Parse a stored release list (a JSON array of strings) into `a`. */
+static int releases_parse(struct st_db *db, const char *txt, struct arena *a,
+			  struct jb_queue *q)
+{
+	json_error_t jerr;
+	json_t *arr = json_loads(txt, JSON_REJECT_DUPLICATES, &jerr);
+	size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+	const char **list = n ? arena_alloc(a, n * sizeof(*list)) : NULL;
+	int rc = json_is_array(arr) ? GB_OK : GB_ERANGE;
+	for (size_t i = 0; rc == GB_OK && i < n; i++) {
+		json_t *v = json_array_get(arr, i);
+		if (list == NULL)
+			rc = GB_ETOOBIG;
+		else if (!json_is_string(v))
+			rc = GB_ERANGE;
+		else if ((list[i] = arena_strdup(a, json_string_value(v))) ==
+			 NULL)
+			rc = GB_ETOOBIG;
+	}
+	json_decref(arr);
+	if (rc != GB_OK)
+		return st_failf(db, rc,
+				"queues row %s: release_list is not a JSON "
+				"array of strings, or too big",
+				q->name);
+	q->release_list = list;
+	q->nrelease_list = n;
+	return GB_OK;
+}
+
+/* Column `j` of qcols[] from the current row into `x`, validated. */
+static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
+		     size_t j, struct arena *a, struct gm_queue *x,
+		     const char **rel)
+{
+	const struct qcol *qc = &qcols[j];
+	struct st_cols *c = &parts[j / ST_MAX_COLS];
+	unsigned i = (unsigned)(j % ST_MAX_COLS);
+	void *f = (char *)x + qc->off;
+	const char *txt = NULL;
+	if (qkind_sql(qc->kind) == 's') {
+		int rc = sj_col_cstr(db, s, c, i, a, &txt);
+		if (rc != GB_OK)
+			return rc;
+	}
+	long long v = st_col_ll(c, i);
+	double d = qc->kind == 'N' ? col_dbl_nan(c, i) : st_col_dbl(c, i);
+	int ok = 1, w;
+	switch (qc->kind) {
+	case 'S':
+		*(const char **)f = txt;
+		ok = txt != NULL;
+		break;
+	case 'j':
+		x->sw_json = txt;
+		break;
+	case 'R':
+		*rel = txt;
+		break;
+	case 'r':
+		ok = (w = word_find(releases_words, txt)) >= 0;
+		x->q.releases = ok ? (enum jb_releases)w : JB_REL_ANY;
+		break;
+	case 'e':
+		ok = (w = word_find(es_words, txt)) >= 0;
+		x->q.es = ok ? (enum jb_es)w : JB_ES_NONE;
+		break;
+	case 'C':
+	case 'M':
+		ok = v >= (qc->kind == 'C' ? 0 : -1) && v <= INT_MAX;
+		*(long *)f = (long)v;
+		break;
+	case 'F':
+		ok = v == 0 || v == 1;
+		*(int *)f = (int)v;
+		break;
+	case 'T':
+		ok = v >= 0;
+		*(long long *)f = v;
+		break;
+	case 'P':
+		ok = isfinite(d) && d > 0;
+		*(double *)f = d;
+		break;
+	case 'N':
+		ok = nan_or_nonneg(d);
+		*(double *)f = d;
+		break;
+	default:
+		ok = sj_finite_nonneg(d);
+		*(double *)f = d;
+		break;
+	}
+	if (!ok)
+		return st_failf(db, GB_ERANGE, "queues row %s: %s out of range",
+				x->q.name ? x->q.name : "?", qc->name);
+	return GB_OK;
+}
+
+/* ---- grid save ----------------------------------------------------------- */
+
+/* The QX_SELECT columns of the queues just inserted; no CHECK guards the
+** transfer times, so they are checked here. */
+static int save_queue_extras(struct st_db *db, const struct gm_grid *g)
+{
+	struct sj_bulk b;
+	int rc = sj_bk_init(db, &b, "lsssldds", g->nqueues);
+	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
+		const struct gm_queue *x = &g->queues[i];
+		const char *type = gm_queue_type_name(x->type);
+		const char *sclass = gm_site_class_name(x->site_class);
+		if (type == NULL || sclass == NULL ||
+		    !sj_finite_nonneg(x->transtimehi) ||
+		    !sj_finite_nonneg(x->transtimelo)) {
+			rc = st_failf(db, GB_EINVAL,
+				      "queue %s: bad type, site class or "
+				      "transfer time",
+				      x->q.name ? x->q.name : "?");
+			break;
+		}
+		sj_bk_ll(&b, x->is_vp != 0);
+		sj_bk_str(&b, type);
+		sj_bk_str(&b, sclass);
+		sj_bk_str(&b, x->workflow ? x->workflow : "");
+		sj_bk_ll(&b, x->disable_reassign != 0);
+		sj_bk_dbl(&b, x->transtimehi);
+		sj_bk_dbl(&b, x->transtimelo);
+		sj_bk_str(&b, x->q.name ? x->q.name : "");
+		sj_bk_end_row(&b);
+	}
+	if (rc == GB_OK)
+		rc = sj_bk_exec(db, SJ_SID(SJ_UPD_QUEUE_X), SQL_UPD_QUEUE_X,
+				&b);
+	sj_bk_free(&b);
+	return rc;
+}
+
+static int save_queues(struct st_db *db, const struct gm_grid *g, long long now)
+{
+	struct sj_bulk b;
+	char spec[NQCOLS + 2];
+	for (size_t i = 0; i < NQCOLS; i++)
+		spec[i] = qkind_sql(qcols[i].kind);
+	spec[NQCOLS] = 'l'; /* updated_at */
+	spec[NQCOLS + 1] = '\0';
+	int rc = sj_bk_init(db, &b, spec, g->nqueues);
+	size_t ncnt = 0;
+	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
+		rc = queue_row(db, &b, &g->queues[i], now);
+		ncnt += g->queues[i].ncounts;
+		if (g->queues[i].ncounts && g->queues[i].counts == NULL)
+			rc = st_failf(db, GB_EINVAL, "queues[%zu]: no counts",
+				      i);
+	}
+	if (rc == GB_OK)
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_QUEUE), SQL_INS_QUEUE, &b);
+	sj_bk_free(&b);
+	if (rc == GB_OK)
+		rc = save_queue_extras(db, g);
+	if (rc != GB_OK)
+		return rc;
+	rc = sj_bk_init(db, &b, "ssddddddd", ncnt);
+	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
+		const struct gm_queue *x = &g->queues[i];
+		for (size_t j = 0; j < x->ncounts; j++) {
+			const struct jb_counts *k = &x->counts[j].k;
+			sj_bk_str(&b, x->q.name);
+			sj_bk_str(&b, x->counts[j].gshare);
+			sj_bk_dbl(&b, k->running);
+			sj_bk_dbl(&b, k->defined);
+			sj_bk_dbl(&b, k->assigned);
+			sj_bk_dbl(&b, k->activated);
+			sj_bk_dbl(&b, k->starting);
+			sj_bk_dbl(&b, k->transferring);
+			sj_bk_dbl(&b, k->nbatchjob);
+			sj_bk_end_row(&b);
+		}
+	}
+	if (rc == GB_OK)
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_COUNT), SQL_INS_COUNT, &b);
+	sj_bk_free(&b);
+	return rc;
+}
+
+static int save_links_files(struct st_db *db, const struct gm_grid *g)
+{
+	struct sj_bulk b;
+	int rc = sj_bk_init(db, &b, "sslddddd", g->nlinks);
+	for (size_t i = 0; rc == GB_OK && i < g->nlinks; i++) {
+		const struct gm_link *l = &g->links[i];
+		sj_bk_str(&b, l->site);
+		sj_bk_str(&b, l->nucleus);
+		sj_bk_ll(&b, l->blocked != 0);
+		sj_bk_dbl(&b, l->l.queued_files);
+		sj_bk_dbl_or_null(&b, l->l.mbps_1h);
+		sj_bk_dbl_or_null(&b, l->l.mbps_1d);
+		sj_bk_dbl_or_null(&b, l->l.mbps_1w);
+		sj_bk_dbl_or_null(&b, l->l.closeness);
+		sj_bk_end_row(&b);
+	}
+	if (rc == GB_OK)
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_LINK), SQL_INS_LINK, &b);
+	sj_bk_free(&b);
+	size_t nrep = 0;
+	for (size_t i = 0; rc == GB_OK && i < g->nfiles; i++) {
+		nrep += g->files[i].nstorages;
+		if (g->files[i].nstorages && g->files[i].storages == NULL)
+			rc = st_failf(db, GB_EINVAL, "file %s: no storages",
+				      g->files[i].lfn ? g->files[i].lfn : "?");
+	}
+	if (rc == GB_OK)
+		rc = sj_bk_init(db, &b, "ss", nrep);
+	for (size_t i = 0; rc == GB_OK && i < g->nfiles; i++)
+		for (size_t j = 0; j < g->files[i].nstorages; j++) {
+			sj_bk_str(&b, g->files[i].lfn);
+			sj_bk_str(&b, g->files[i].storages[j]);
+			sj_bk_end_row(&b);
+		}
+	if (rc == GB_OK)
+		rc = sj_bk_exec(db, SJ_SID(SJ_INS_REPLICA), SQL_INS_REPLICA,
+				&b);
+	sj_bk_free(&b);
+	if (rc != GB_OK || g->all_sw_json == NULL)
+		return rc;
+	struct st_args a;
+	MYSQL_STMT *s;
+	st_args_init(&a);
+	st_arg_str(&a, g->all_sw_json);
+	return st_exec(db, SJ_SID(SJ_INS_SW_ALL), SQL_INS_SW_ALL, &a, &s);
+}
+
+int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
+{
+	if (db == NULL || g == NULL || (g->nqueues && g->queues == NULL) ||
+	    (g->nlinks && g->links == NULL) || (g->nfiles && g->files == NULL))
+		return GB_EINVAL;
+	/* START TRANSACTION would silently commit the caller's. */
+	if (st_in_transaction(db))
+		return st_failf(db, GB_ESTATE,
+				"st_jobs_grid_save inside a transaction");
+	int rc = st_begin(db);
+	for (size_t i = 0; rc == GB_OK && i < 5; i++) {
+		MYSQL_STMT *s;
+		rc = st_exec(db, SJ_SID(SJ_DEL_QUEUES + i), SQL_WIPE[i], NULL,
+			     &s);
+	}
+	if (rc == GB_OK)
+		rc = save_queues(db, g, now);
+	if (rc == GB_OK)
+		rc = save_links_files(db, g);
+	if (rc == GB_OK)
+		return st_commit(db);
+	/* A row the tables refuse is the grid's fault, not the server's. */
+	switch (db->errnum) {
+	case ER_DUP_ENTRY:
+	case ER_BAD_NULL_ERROR:
+	case ER_DATA_TOO_LONG:
+	case ER_CONSTRAINT_FAILED:
+	case ER_WARN_DATA_OUT_OF_RANGE:
+	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
+		rc = GB_EINVAL;
+		break;
+	default:
+		break;
+	}
+	st_rollback(db);
+	return rc;
+}
+
+/* ---- grid load ----------------------------------------------------------- */
+
+/* Parse a stored RC-01 dictionary into `a`. */
+static int sw_parse(struct st_db *db, const char *json, const char *what,
+		    struct arena *a, const struct rc_sw **out)
+{
+	char err[256] = "";
+	struct rc_sw *sw = arena_alloc(a, sizeof(*sw));
+	if (sw == NULL)
+		return too_big(db, "sw dictionaries", 1);
+	int rc = gm_parse_sw_text(json, what, a, sw, err, sizeof(err));
+	if (rc == GB_ENOMEM || rc == GB_ETOOBIG)
+		return st_failf(db, GB_ETOOBIG, "%s: %s", what, err);
+	if (rc != GB_OK)
+		return st_failf(db, GB_ERANGE, "stored %s does not parse: %s",
+				what, err);
+	*out = sw;
+	return GB_OK;
+}
+
+/*
+** The QX_SELECT columns of the current row into `x`, validated. Their text
+** (ENUM words, a VARCHAR(64)) always fits the fixed buffer, so
+** st_col_str never re-fetches it by a column number that would be wrong
+** outside the first st_cols; a longer value is refused instead.
+*/
+static int queue_extras(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+			struct arena *a, struct gm_queue *x)
+{
+	const char *txt[NQX] = {NULL};
+	double d[NQX] = {0};
+	long long v[NQX] = {0};
+	int ok = 1;
+	for (size_t k = 0; ok && k < NQX; k++) {
+		size_t j = NQCOLS + SJ_NCOUNTS + k;
+		struct st_cols *p = &c[j / ST_MAX_COLS];
+		unsigned i = (unsigned)(j % ST_MAX_COLS);
+		if (QX_KINDS[k] == 's') {
+			ok = p->len[i] <= ST_STRBUF && !st_col_isnull(p, i);
+			int rc = ok ? sj_col_cstr(db, s, p, i, a, &txt[k])
+				    : GB_OK;
+			if (rc != GB_OK)
+				return rc;
+		}
+		v[k] = st_col_ll(p, i);
+		d[k] = st_col_dbl(p, i);
+	}
+	int type = ok ? gm_queue_type_parse(txt[1]) : -1;
+	int sclass = ok ? gm_site_class_parse(txt[2]) : -1;
+	if (!ok || type < 0 || sclass < 0 || (v[0] != 0 && v[0] != 1) ||
+	    (v[4] != 0 && v[4] != 1) || !sj_finite_nonneg(d[5]) ||
+	    !sj_finite_nonneg(d[6]))
+		return st_failf(db, GB_ERANGE,
+				"queues row %s: analysis or timeout column out "
+				"of range",
+				x->q.name ? x->q.name : "?");
+	x->is_vp = (int)v[0];
+	x->type = (enum ab_queue_type)type;
+	x->site_class = (enum an_site_class)sclass;
+	x->workflow = txt[3];
+	x->disable_reassign = (int)v[4];
+	x->transtimehi = d[5];
+	x->transtimelo = d[6];
+	return GB_OK;
+}
+
+/* One queue row into `x`, its counts (when it has a row) into `cnt`. */
+static int queue_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+		      struct arena *a, const char *gshare, struct gm_queue *x,
+		      struct gm_counts *cnt)
+{
+	const char *rel = NULL;
+	int rc = GB_OK;
+	for (size_t j = 0; rc == GB_OK && j < NQCOLS; j++)
+		rc = queue_col(db, s, c, j, a, x, &rel);
+	if (rc == GB_OK)
+		rc = queue_extras(db, s, c, a, x);
+	if (rc == GB_OK && x->q.releases == JB_REL_LIST && rel)
+		rc = releases_parse(db, rel, a, &x->q);
+	if (rc == GB_OK && x->q.releases == JB_REL_AUTO && x->sw_json) {
+		char what[320];
+		snprintf(what, sizeof(what), "queues[%s].sw", x->q.name);
+		rc = sw_parse(db, x->sw_json, what, a, &x->q.sw);
+	}
+	x->counts = NULL;
+	x->ncounts = 0;
+	if (rc != GB_OK ||
+	    st_col_isnull(&c[NQCOLS / ST_MAX_COLS], NQCOLS % ST_MAX_COLS))
+		return rc;
+	double *v[SJ_NCOUNTS] = {&cnt->k.running,  &cnt->k.defined,
+				 &cnt->k.assigned, &cnt->k.activated,
+				 &cnt->k.starting, &cnt->k.transferring,
+				 &cnt->k.nbatchjob};
+	for (size_t i = 0; i < SJ_NCOUNTS; i++) {
+		size_t j = NQCOLS + i;
+		*v[i] = st_col_dbl(&c[j / ST_MAX_COLS],
+				   (unsigned)(j % ST_MAX_COLS));
+		if (!sj_finite_nonneg(*v[i]))
+			return st_failf(db, GB_ERANGE,
+					"queue_counts row %s/%s: negative",
+					x->q.name, gshare);
+	}
+	cnt->gshare = gshare;
+	x->counts = cnt;
+	x->ncounts = 1;
+	return GB_OK;
+}
+
+static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
+		       struct gm_grid *out)
+{
+	const char *gshare = arena_strdup(a, gshare_in);
+	if (gshare == NULL)
+		return too_big(db, "gshare names", 1);
+	/* The row's kinds, split over QC_NPARTS st_cols. */
+	char spec[QC_NPARTS][ST_MAX_COLS + 1];
+	memset(spec, 0, sizeof(spec));
+	for (size_t j = 0; j < NQCOLS + SJ_NCOUNTS + NQX; j++) {
+		char k = j < NQCOLS		  ? qkind_sql(qcols[j].kind)
+			 : j < NQCOLS + SJ_NCOUNTS ? 'd'
+						   : QX_KINDS[j - NQCOLS -
+							      SJ_NCOUNTS];
+		if (k == 's' && j >= ST_MAX_COLS && j < NQCOLS)
+			return st_failf(
+				db, GB_EINVAL,
+				"qcols[%zu]: text after the first st_cols", j);
+		spec[j / ST_MAX_COLS][j % ST_MAX_COLS] = k;
+	}
+	struct st_args args;
+	struct st_cols c[QC_NPARTS];
+	MYSQL_BIND rb[QC_NPARTS * ST_MAX_COLS];
+	unsigned nr = 0;
+	for (int p = 0; p < QC_NPARTS; p++) {
+		st_cols_init(&c[p], spec[p]);
+		for (unsigned j = 0; j < c[p].n; j++)
+			rb[nr++] = c[p].b[j];
+	}
+	st_args_init(&args);
+	st_arg_str(&args, gshare);
+	MYSQL_STMT *s;
+	int rc = sj_query(db, SJ_SID(SJ_QUEUES), SQL_QUEUES, args.b, args.n, rb,
+			  nr, &s);
+	if (rc != GB_OK)
+		return rc;
+	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
+	struct gm_queue *qs = rows ? arena_alloc(a, rows * sizeof(*qs)) : NULL;
+	struct gm_counts *cnt =
+		rows ? arena_alloc(a, rows * sizeof(*cnt)) : NULL;
+	if (rows && (qs == NULL || cnt == NULL))
+		rc = too_big(db, "queues", rows);
+	while (rc == GB_OK && n < rows) {
+		int got = 0;
+		rc = st_fetch(db, s, &got);
+		if (rc != GB_OK || !got)
+			break;
+		rc = queue_read(db, s, c, a, gshare, &qs[n], &cnt[n]);
+		n += rc == GB_OK;
+	}
+	st_done(s);
+	out->queues = qs;
+	out->nqueues = n;
+	return rc;
+}
+
+static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
+		      struct gm_grid *g)
+{
+	struct st_args args;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_args_init(&args);
+	st_arg_str(&args, nucleus);
+	st_cols_init(&c, "sslddddd");
+	int rc = st_query(db, SJ_SID(SJ_LINKS), SQL_LINKS, &args, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
+	struct gm_link *l = rows ? arena_alloc(a, rows * sizeof(*l)) : NULL;
+	if (rows && l == NULL)
+		rc = too_big(db, "links", rows);
+	while (rc == GB_OK && n < rows) {
+		int got = 0;
+		rc = st_fetch(db, s, &got);
+		if (rc != GB_OK || !got)
+			break;
+		struct gm_link *x = &l[n];
+		rc = sj_col_cstr(db, s, &c, 0, a, &x->site);
+		if (rc == GB_OK)
+			rc = sj_col_cstr(db, s, &c, 1, a, &x->nucleus);
+		if (rc != GB_OK)
+			break;
+		x->blocked = col_flag(&c, 2);
+		x->l.queued_files = st_col_dbl(&c, 3);
+		x->l.mbps_1h = col_dbl_nan(&c, 4);
+		x->l.mbps_1d = col_dbl_nan(&c, 5);
+		x->l.mbps_1w = col_dbl_nan(&c, 6);
+		x->l.closeness = col_dbl_nan(&c, 7);
+		if (x->site == NULL || x->nucleus == NULL || x->blocked < 0 ||
+		    !sj_finite_nonneg(x->l.queued_files) ||
+		    !nan_or_nonneg(x->l.mbps_1h) ||
+		    !nan_or_nonneg(x->l.mbps_1d) ||
+		    !nan_or_nonneg(x->l.mbps_1w) ||
+		    (!isnan(x->l.closeness) && x->l.closeness < -1))
+			rc = st_failf(db, GB_ERANGE,
+				      "links row %s: out of range",
+				      x->site ? x->site : "?");
+		n += rc == GB_OK;
+	}
+	st_done(s);
+	g->links = l;
+	g->nlinks = n;
+	return rc;
+}
+
+static int load_sw_all(struct st_db *db, struct arena *a, struct gm_grid *g)
+{
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_cols_init(&c, "s");
+	int rc = st_query(db, SJ_SID(SJ_SW_ALL), SQL_SW_ALL, NULL, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	int got = 0;
+	char *json = NULL;
+	rc = st_fetch(db, s, &got);
+	if (rc == GB_OK && got)
+		rc = st_col_str(db, s, &c, 0, a, &json);
+	st_done(s);
+	if (rc != GB_OK || json == NULL)
+		return rc;
+	g->all_sw_json = json;
+	return sw_parse(db, json, "sw.ALL", a, &g->all_sw);
+}
+
+/* A growing array of files, on the heap until the last chunk. */
+struct file_vec {
+	struct gm_file *v;
+	size_t n, cap;
+};
+
+/* The replicas of one chunk of distinct lfns, appended to `fv`. */
+static int replica_chunk(struct st_db *db, struct arena *a,
+			 const char *const *lfns, size_t n, struct file_vec *fv)
+{
+	struct sj_in_list in;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	sj_in_fill(&in, lfns, NULL, n);
+	st_cols_init(&c, "ss");
+	int rc = sj_query(db, SJ_SID(SJ_REPLICAS_IN), SQL_REPLICAS_IN, in.b,
+			  SJ_IN_CHUNK, c.b, c.n, &s);
+	if (rc != GB_OK)
+		return rc;
+	size_t rows = (size_t)mysql_stmt_num_rows(s);
+	const char **st = rows ? arena_alloc(a, rows * sizeof(*st)) : NULL;
+	if (rows && st == NULL)
+		rc = too_big(db, "replicas", rows);
+	struct gm_file *cur = NULL;
+	for (size_t k = 0; rc == GB_OK && k < rows; k++) {
+		int got = 0;
+		const char *lfn = NULL;
+		rc = st_fetch(db, s, &got);
+		if (rc != GB_OK || !got)
+			break;
+		rc = sj_col_cstr(db, s, &c, 1, a, &st[k]);
+		/* Rows come grouped by lfn; one that fit the fixed buffer
+		** is compared in place, so each lfn is copied once. */
+		int same = 0;
+		if (rc == GB_OK && cur && c.len[0] <= ST_STRBUF)
+			same = strlen(cur->lfn) == c.len[0] &&
+			       memcmp(cur->lfn, c.s[0], c.len[0]) == 0;
+		if (rc == GB_OK && !same)
+			rc = sj_col_cstr(db, s, &c, 0, a, &lfn);
+		if (rc == GB_OK && (st[k] == NULL || (!same && lfn == NULL)))
+			rc = st_failf(db, GB_ERANGE, "file_replicas: NULL");
+		if (rc != GB_OK)
+			break;
+		if (!same && cur && strcmp(lfn, cur->lfn) == 0)
+			same = 1; /* a long name, equal after all */
+		if (!same && fv->n == fv->cap) {
+			size_t cap = fv->cap ? fv->cap * 2 : 256;
+			struct gm_file *f = realloc(fv->v, cap * sizeof(*f));
+			if (f == NULL) {
+				rc = st_failf(db, GB_ENOMEM, "out of memory");
+				break;
+			}
+			fv->v = f;
+			fv->cap = cap;
+		}
+		if (!same) {
+			cur = &fv->v[fv->n++];
+			*cur = (struct gm_file){lfn, &st[k], 0};
+		}
+		cur->nstorages++;
+	}
+	st_done(s);
+	return rc;
+}
+
+static int load_replicas(struct st_db *db, const struct gm_request *r,
+			 struct arena *a, struct gm_grid *g)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < r->njobs; i++)
+		total += r->jobs[i].ninputs;
+	if (total == 0)
+		return GB_OK;
+	/* The distinct names: an input of several jobs is asked for once.
+	** Temporary, so from the heap rather than the request's arena. */
+	const char **names = malloc(total * sizeof(*names));
+	if (names == NULL)
+		return st_failf(db, GB_ENOMEM, "out of memory");
+	size_t nn = 0, u = 0;
+	for (size_t i = 0; i < r->njobs; i++)
+		for (size_t j = 0; j < r->jobs[i].ninputs; j++) {
+			const char *lfn = r->jobs[i].inputs[j].lfn;
+			if (lfn && lfn[0])
+				names[nn++] = lfn;
+		}
+	qsort(names, nn, sizeof(*names), cmp_strp);
+	for (size_t i = 0; i < nn; i++)
+		if (u == 0 || strcmp(names[i], names[u - 1]) != 0)
+			names[u++] = names[i];
+	struct file_vec fv = {NULL, 0, 0};
+	int rc = GB_OK;
+	for (size_t k = 0; rc == GB_OK && k < u; k += SJ_IN_CHUNK)
+		rc = replica_chunk(db, a, names + k,
+				   u - k < SJ_IN_CHUNK ? u - k : SJ_IN_CHUNK,
+				   &fv);
+	free(names);
+	struct gm_file *f = NULL;
+	if (rc == GB_OK && fv.n) {
+		f = arena_alloc(a, fv.n * sizeof(*f));
+		if (f == NULL)
+			rc = too_big(db, "files", fv.n);
+		else
+			memcpy(f, fv.v, fv.n * sizeof(*f));
+	}
+	free(fv.v);
+	g->files = f;
+	g->nfiles = f ? fv.n : 0;
+	return rc;
+}
+
+int st_jobs_grid_load(struct st_db *db, const struct gm_request *r,
+		      struct arena *a, struct gm_grid *out)
+{
+	if (db == NULL || r == NULL || a == NULL || out == NULL ||
+	    r->t.gshare == NULL || r->t.nucleus == NULL ||
+	    (r->njobs && r->jobs == NULL))
+		return GB_EINVAL;
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < r->njobs; i++)
+		if (r->jobs[i].ninputs && r->jobs[i].inputs == NULL)
+			return GB_EINVAL;
+	int rc = load_queues(db, r->t.gshare, a, out);
+	if (rc == GB_OK)
+		rc = load_links(db, r->t.nucleus, a, out);
+	if (rc == GB_OK)
+		rc = load_sw_all(db, a, out);
+	if (rc == GB_OK)
+		rc = load_replicas(db, r, a, out);
+	if (rc != GB_OK)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}

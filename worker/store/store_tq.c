@@ -1,0 +1,887 @@
+/*
+** store_tq.c — the DIRAC store's shared machinery (store_tq_internal.h)
+** and its reads: what the workers' task queue index lives on (the TQ list
+** with requirements, one TQ, the waiting jobs by seq, the claim log) and
+** the recorded match of a request. Submission, claim and writing match
+** records are in store_tq_match.c; configuration, job status, lease,
+** priorities, history and cleanup in store_tq_leader.c. Tables:
+** 0004_taskqueues.sql.
+**
+** Reads that must agree with each other are single statements: a TQ and
+** its requirement rows come from one LEFT JOIN, so they are one snapshot
+** even under READ COMMITTED (two statements could see a TQ whose
+** requirement rows a cleanup deleted in between, and present it as a TQ
+** without requirements — one that accepts every pilot).
+**
+** The job scan pages by key (tq_id, seq) with a bounded page, copies a page
+** out of the statement before calling back, and so holds neither a
+** million rows nor the connection while the caller works.
+*/
+#include "store/store_internal.h"
+#include "store/store_tq.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysqld_error.h>
+
+#include "gb_error.h"
+#include "store/store_tq_internal.h"
+
+#define STQ_SCAN_PAGE 10000 /* waiting jobs per page of st_tq_jobs_scan */
+
+/* ---- statements ---------------------------------------------------------- */
+
+#define TQ_COLS                                                                \
+	"t.tq_id, t.owner, t.owner_group, t.setup, t.cpu_time, t.priority, "  \
+	"t.next_seq, t.signature"
+static const char SQL_LIST[] = "SELECT " TQ_COLS
+			       " FROM task_queues t ORDER BY t.tq_id";
+/* One statement, so a TQ and its requirements are one snapshot. */
+static const char SQL_LIST_REQS[] =
+	"SELECT " TQ_COLS ", r.field, r.value FROM task_queues t "
+	"LEFT JOIN tq_requirements r ON r.tq_id = t.tq_id "
+	"ORDER BY t.tq_id, r.field, r.value";
+static const char SQL_GET[] =
+	"SELECT " TQ_COLS ", r.field, r.value FROM task_queues t "
+	"LEFT JOIN tq_requirements r ON r.tq_id = t.tq_id WHERE t.tq_id = ? "
+	"ORDER BY r.field, r.value";
+static const char SQL_SCAN_ONE[] =
+	"SELECT job_id, tq_id, user_priority, seq FROM tq_jobs "
+	"WHERE tq_id = ? AND seq >= ? ORDER BY seq LIMIT ?";
+static const char SQL_SCAN_ALL[] =
+	"SELECT job_id, tq_id, user_priority, seq FROM tq_jobs "
+	"WHERE tq_id > ? OR (tq_id = ? AND seq > ?) ORDER BY tq_id, seq "
+	"LIMIT ?";
+static const char SQL_LAST_MATCH[] =
+	"SELECT COALESCE(MAX(id), 0) FROM pilot_matches";
+static const char SQL_CLAIMED_SINCE[] =
+	"SELECT id, job_id, tq_id FROM pilot_matches WHERE id > ? AND "
+	"job_id IS NOT NULL ORDER BY id LIMIT ?";
+static const char SQL_MATCH_GET[] =
+	"SELECT p.id, p.request_id, p.pilot_id, p.site, p.outcome, p.job_id, "
+	"p.tq_id, p.tq_cpu_time, p.code, p.reason, w.owner, w.owner_group "
+	"FROM pilot_matches p LEFT JOIN wms_jobs w ON w.job_id = p.job_id "
+	"WHERE p.request_id = ?";
+static const char SQL_MATCH_DETAIL[] =
+	"SELECT detail FROM pilot_matches WHERE request_id = ?";
+
+/* ---- parameters ---------------------------------------------------------- */
+
+void stq_b_init(struct stq_binds *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void stq_b_free(struct stq_binds *b)
+{
+	free(b->p);
+	free(b->b);
+	memset(b, 0, sizeof(*b));
+}
+
+void stq_b_reset(struct stq_binds *b)
+{
+	b->n = 0;
+	b->oom = 0;
+}
+
+static struct stq_param *b_next(struct stq_binds *b)
+{
+	if (b->oom)
+		return NULL;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct stq_param *p = realloc(b->p, cap * sizeof(*p));
+		if (p == NULL) {
+			b->oom = 1;
+			return NULL;
+		}
+		b->p = p;
+		MYSQL_BIND *mb = realloc(b->b, cap * sizeof(*mb));
+		if (mb == NULL) {
+			b->oom = 1;
+			return NULL;
+		}
+		b->b = mb;
+		b->cap = cap;
+	}
+	struct stq_param *x = &b->p[b->n++];
+	memset(x, 0, sizeof(*x));
+	return x;
+}
+
+void stq_b_ll(struct stq_binds *b, long long v)
+{
+	struct stq_param *x = b_next(b);
+	if (x) {
+		x->kind = 'l';
+		x->ll = v;
+	}
+}
+
+void stq_b_u64(struct stq_binds *b, uint64_t v)
+{
+	struct stq_param *x = b_next(b);
+	if (x) {
+		x->kind = 'u';
+		memcpy(&x->ll, &v, sizeof(v));
+	}
+}
+
+void stq_b_dbl(struct stq_binds *b, double v)
+{
+	struct stq_param *x = b_next(b);
+	if (x) {
+		x->kind = 'd';
+		x->d = v;
+	}
+}
+
+void stq_b_str(struct stq_binds *b, const char *s)
+{
+	struct stq_param *x = b_next(b);
+	if (x) {
+		x->kind = s ? 's' : 'n';
+		x->s = s;
+		x->len = s ? (unsigned long)strlen(s) : 0;
+	}
+}
+
+void stq_b_null(struct stq_binds *b)
+{
+	struct stq_param *x = b_next(b);
+	if (x)
+		x->kind = 'n';
+}
+
+void stq_b_ids(struct stq_binds *b, const long long *ids, size_t n,
+	       size_t width)
+{
+	for (size_t i = 0; i < width; i++) {
+		if (i < n)
+			stq_b_ll(b, ids[i]);
+		else
+			stq_b_null(b);
+	}
+}
+
+MYSQL_BIND *stq_b_binds(struct stq_binds *b)
+{
+	if (b->oom)
+		return NULL;
+	for (size_t i = 0; i < b->n; i++) {
+		struct stq_param *x = &b->p[i];
+		MYSQL_BIND *m = &b->b[i];
+		memset(m, 0, sizeof(*m));
+		switch (x->kind) {
+		case 'l':
+		case 'u':
+			m->buffer_type = MYSQL_TYPE_LONGLONG;
+			m->buffer = &x->ll;
+			m->is_unsigned = x->kind == 'u';
+			break;
+		case 'd':
+			m->buffer_type = MYSQL_TYPE_DOUBLE;
+			m->buffer = &x->d;
+			break;
+		case 's':
+			m->buffer_type = MYSQL_TYPE_STRING;
+			/* Connector/C never writes through an input buffer. */
+			m->buffer = (void *)x->s;
+			m->buffer_length = x->len;
+			m->length = &x->len;
+			break;
+		default:
+			m->buffer_type = MYSQL_TYPE_NULL;
+			break;
+		}
+	}
+	return b->b;
+}
+
+/* ---- execution ----------------------------------------------------------- */
+
+/*
+** Close a prepared statement after an error that came with its result
+** (a RETURNING statement's deadlock or duplicate key arrives while its
+** rows are read) and forget it, so the next use prepares it again.
+** Connector/C may otherwise believe a result is still pending on the
+** handle and, at the next execute, wait for rows the server never sends
+** (seen as a worker stuck for the whole read timeout).
+*/
+static void forget_stmt(struct st_db *db, MYSQL_STMT *s)
+{
+	for (int i = 0; i < ST_NSID; i++)
+		if (db->stmt[i] == s)
+			db->stmt[i] = NULL;
+	for (int i = 0; i < ST_NROWSTMT; i++)
+		if (db->rowstmt[i].stmt == s)
+			memset(&db->rowstmt[i], 0, sizeof(db->rowstmt[i]));
+	mysql_stmt_close(s);
+}
+
+int stq_run(struct st_db *db, MYSQL_STMT *s, struct stq_binds *b,
+	    struct st_cols *cols)
+{
+	size_t n = b ? b->n : 0;
+	MYSQL_BIND *mb = NULL;
+	if ((n || (b && b->oom)) && (mb = stq_b_binds(b)) == NULL)
+		return st_failf(db, GB_ENOMEM, "out of memory for parameters");
+	if (mysql_stmt_param_count(s) != n)
+		return st_failf(db, GB_EINVAL,
+				"statement expects %lu parameters, got %zu",
+				mysql_stmt_param_count(s), n);
+	mysql_stmt_free_result(s);
+	if (n && mysql_stmt_bind_param(s, mb) != 0)
+		return st_fail_stmt(db, s);
+	if (st_stmt_execute(s) != 0) {
+		int rc = st_fail_stmt(db, s);
+		if (cols)
+			forget_stmt(db, s);
+		return rc;
+	}
+	if (cols == NULL)
+		return GB_OK;
+	/* RETURNING statements learn their columns at execute, and an
+	** error of such a statement (a duplicate key) arrives with the
+	** result, so both are checked after the execute. */
+	if (mysql_stmt_field_count(s) != cols->n) {
+		unsigned got = mysql_stmt_field_count(s);
+		forget_stmt(db, s);
+		return st_failf(db, GB_EINVAL,
+				"statement returns %u columns, %u expected",
+				got, cols->n);
+	}
+	if (mysql_stmt_bind_result(s, cols->b) != 0 ||
+	    mysql_stmt_store_result(s) != 0) {
+		int rc = st_fail_stmt(db, s);
+		forget_stmt(db, s);
+		return rc;
+	}
+	return GB_OK;
+}
+
+int stq_run_slot(struct st_db *db, enum stq_slot slot, const char *sql,
+		 struct stq_binds *b, struct st_cols *cols, MYSQL_STMT **out)
+{
+	MYSQL_STMT *s = NULL;
+	*out = NULL;
+	int rc = st_prepared(db, STQ_SID(slot), sql, &s);
+	if (rc == GB_OK)
+		rc = stq_run(db, s, b, cols);
+	if (rc == GB_OK)
+		*out = s;
+	return rc;
+}
+
+int stq_rowstmt(struct st_db *db, enum stq_kind kind, unsigned rows,
+		const char *head, const char *row, const char *tail,
+		MYSQL_STMT **out)
+{
+	*out = NULL;
+	if (db->my == NULL)
+		return st_failf(db, GB_EDBGONE,
+				"not connected to the database");
+	if (rows == 0)
+		return st_failf(db, GB_EINVAL, "a multi-row statement of 0 rows");
+	struct st_rowstmt *slot = NULL;
+	db->rowstmt_tick++;
+	for (int i = 0; i < ST_NROWSTMT; i++) {
+		struct st_rowstmt *r = &db->rowstmt[i];
+		if (r->stmt && r->kind == (int)kind && r->rows == rows) {
+			r->used = db->rowstmt_tick;
+			*out = r->stmt;
+			return GB_OK;
+		}
+		/* The victim: a free slot, else the least recently used. */
+		if (r->stmt == NULL) {
+			if (slot == NULL || slot->stmt != NULL)
+				slot = r;
+		} else if (slot == NULL ||
+			   (slot->stmt != NULL && r->used < slot->used)) {
+			slot = r;
+		}
+	}
+	size_t hl = strlen(head), rl = strlen(row), tl = strlen(tail);
+	char *sql = malloc(hl + (size_t)rows * (rl + 1) + tl + 1);
+	if (sql == NULL)
+		return st_failf(db, GB_ENOMEM, "out of memory");
+	char *p = sql;
+	memcpy(p, head, hl);
+	p += hl;
+	for (unsigned i = 0; i < rows; i++) {
+		if (i)
+			*p++ = ',';
+		memcpy(p, row, rl);
+		p += rl;
+	}
+	memcpy(p, tail, tl);
+	p[tl] = '\0';
+	if (slot->stmt)
+		mysql_stmt_close(slot->stmt);
+	memset(slot, 0, sizeof(*slot));
+	MYSQL_STMT *s = mysql_stmt_init(db->my);
+	int rc = GB_OK;
+	if (s == NULL) {
+		rc = st_fail_conn(db);
+	} else if (mysql_stmt_prepare(s, sql, (unsigned long)strlen(sql)) !=
+		   0) {
+		rc = st_fail_stmt(db, s);
+		mysql_stmt_close(s);
+	}
+	free(sql);
+	if (rc != GB_OK)
+		return rc;
+	slot->kind = (int)kind;
+	slot->rows = rows;
+	slot->used = db->rowstmt_tick;
+	slot->stmt = s;
+	*out = s;
+	return GB_OK;
+}
+
+void stq_ins_init(struct stq_ins *x, enum stq_kind kind, const char *head,
+		  const char *row, unsigned cols)
+{
+	x->kind = kind;
+	x->head = head;
+	x->row = row;
+	x->cols = cols;
+	x->rows = 0;
+	stq_b_init(&x->b);
+}
+
+void stq_ins_free(struct stq_ins *x)
+{
+	stq_b_free(&x->b);
+}
+
+int stq_ins_flush(struct st_db *db, struct stq_ins *x)
+{
+	if (x->rows == 0)
+		return GB_OK;
+	if (x->b.n != (size_t)x->rows * x->cols)
+		return st_failf(db, GB_EINVAL,
+				"a row does not match its statement");
+	MYSQL_STMT *s;
+	int rc = stq_rowstmt(db, x->kind, x->rows, x->head, x->row, "", &s);
+	if (rc == GB_OK)
+		rc = stq_run(db, s, &x->b, NULL);
+	stq_b_reset(&x->b);
+	x->rows = 0;
+	return rc;
+}
+
+int stq_ins_row(struct st_db *db, struct stq_ins *x)
+{
+	x->rows++;
+	return x->rows == STQ_INS_ROWS ? stq_ins_flush(db, x) : GB_OK;
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+uint64_t stq_hash64(const char *s, size_t n)
+{
+	uint64_t h = 14695981039346656037ULL;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	/* FNV-1a mixes its last bytes poorly; the murmur3 finaliser spreads
+	** them over every bit of the hash. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+int stq_name_ok(const char *s)
+{
+	return s && s[0] && strlen(s) <= STQ_MAX_NAME_BYTES;
+}
+
+int stq_input_error(struct st_db *db, int rc)
+{
+	if (rc != GB_EDB)
+		return rc;
+	switch (db->errnum) {
+	case ER_BAD_NULL_ERROR:
+	case ER_DATA_TOO_LONG:
+	case ER_CONSTRAINT_FAILED:
+	case ER_WARN_DATA_OUT_OF_RANGE:
+	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
+	case ER_TRUNCATED_WRONG_VALUE:
+	case WARN_DATA_TRUNCATED:
+		return GB_EINVAL;
+	default:
+		return rc;
+	}
+}
+
+int stq_need_txn(struct st_db *db, int want, const char *fn)
+{
+	if (!st_in_transaction(db) == !want)
+		return GB_OK;
+	/* Inside: START TRANSACTION would silently commit the caller's work.
+	** Outside: autocommit would make every statement its own
+	** transaction and break the function's atomicity. */
+	return st_failf(db, GB_ESTATE, "%s %s a transaction", fn,
+			want ? "outside" : "inside");
+}
+
+int stq_col_equals(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+		   unsigned i, const char *str, size_t len)
+{
+	if (st_col_isnull(c, i) || c->len[i] != len)
+		return 0;
+	if (len <= ST_STRBUF)
+		return memcmp(c->s[i], str, len) == 0;
+	struct arena a;
+	arena_init(&a, len + 64);
+	char *v = NULL;
+	int rc = st_col_str(db, s, c, i, &a, &v);
+	int eq = rc == GB_OK ? v && memcmp(v, str, len) == 0 : rc;
+	arena_free(&a);
+	return eq;
+}
+
+static int too_big(struct st_db *db, const char *what, size_t n)
+{
+	return st_failf(db, GB_ETOOBIG,
+			"%zu %s do not fit the request's memory", n, what);
+}
+
+/* ---- task queues --------------------------------------------------------- */
+
+/* A requirement value waiting for its TQ's sets to be built. */
+struct req_val {
+	int field;
+	const char *value;
+};
+
+struct req_buf {
+	struct req_val *v;
+	size_t n, cap;
+};
+
+/* Build out->set[] from the collected values, in `a`. */
+static int sets_build(struct st_db *db, struct req_buf *rb, struct arena *a,
+		      struct st_tq_row *out)
+{
+	size_t cnt[TQ_NFIELDS] = {0};
+	for (size_t i = 0; i < rb->n; i++)
+		cnt[rb->v[i].field]++;
+	for (int f = 0; f < TQ_NFIELDS; f++) {
+		out->set[f].v = NULL;
+		out->set[f].n = 0;
+		if (cnt[f] == 0)
+			continue;
+		const char **v = arena_alloc(a, cnt[f] * sizeof(*v));
+		if (v == NULL)
+			return too_big(db, "requirement values", cnt[f]);
+		out->set[f].v = v;
+	}
+	for (size_t i = 0; i < rb->n; i++) {
+		struct tq_strset *s = &out->set[rb->v[i].field];
+		s->v[s->n++] = rb->v[i].value;
+	}
+	/* The collation orders bytes like strcmp; normalising again costs
+	** nothing at these sizes and makes the contract independent of it. */
+	for (int f = 0; f < TQ_NFIELDS; f++)
+		tq_strset_normalise(out->set[f].v, &out->set[f].n);
+	rb->n = 0;
+	return GB_OK;
+}
+
+/* The TQ columns (TQ_COLS) of the current row into `r`. */
+static int tq_cols_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+			struct arena *a, struct st_tq_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->tq_id = st_col_ll(c, 0);
+	r->cpu_time = st_col_ll(c, 4);
+	r->priority = st_col_dbl(c, 5);
+	r->next_seq = st_col_ll(c, 6);
+	int rc = st_col_str(db, s, c, 1, a, &r->owner);
+	if (rc == GB_OK)
+		rc = st_col_str(db, s, c, 2, a, &r->owner_group);
+	if (rc == GB_OK)
+		rc = st_col_str(db, s, c, 3, a, &r->setup);
+	if (rc == GB_OK)
+		rc = st_col_str(db, s, c, 7, a, &r->signature);
+	if (rc != GB_OK)
+		return rc;
+	if (r->tq_id <= 0 || !r->owner || !r->owner_group || !r->setup ||
+	    !r->signature || r->cpu_time <= 0 || !isfinite(r->priority) ||
+	    r->priority < 0 || r->next_seq < 0)
+		return st_failf(db, GB_ERANGE,
+				"task_queues row %lld out of range", r->tq_id);
+	return GB_OK;
+}
+
+/* The requirement columns (8, 9) of the current row, when not NULL. */
+static int req_cols_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+			 struct arena *a, long long tq_id, struct req_buf *rb)
+{
+	if (st_col_isnull(c, 8))
+		return GB_OK;
+	int field = -1;
+	for (int f = 0; f < TQ_NFIELDS; f++)
+		if (c->len[8] == strlen(tq_field_names[f]) &&
+		    memcmp(c->s[8], tq_field_names[f], c->len[8]) == 0)
+			field = f;
+	char *value = NULL;
+	int rc = st_col_str(db, s, c, 9, a, &value);
+	if (rc != GB_OK)
+		return rc;
+	if (field < 0 || value == NULL || value[0] == '\0')
+		return st_failf(db, GB_ERANGE,
+				"tq_requirements row of TQ %lld out of range",
+				tq_id);
+	if (rb->n == rb->cap) {
+		size_t cap = rb->cap ? rb->cap * 2 : 64;
+		struct req_val *v = realloc(rb->v, cap * sizeof(*v));
+		if (v == NULL)
+			return st_failf(db, GB_ENOMEM, "out of memory");
+		rb->v = v;
+		rb->cap = cap;
+	}
+	rb->v[rb->n++] = (struct req_val){field, value};
+	return GB_OK;
+}
+
+/*
+** Read TQ rows (TQ_COLS, then field and value when want_reqs) grouped by
+** tq_id into an array in `a`.
+*/
+static int tqs_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
+		    int want_reqs, struct arena *a, struct st_tq_row **rows,
+		    size_t *n)
+{
+	size_t cap = 0, k = 0;
+	struct st_tq_row *v = NULL;
+	struct req_buf rb = {NULL, 0, 0};
+	int rc = GB_OK;
+	for (;;) {
+		int got = 0;
+		rc = st_fetch(db, s, &got);
+		if (rc != GB_OK || !got)
+			break;
+		long long id = st_col_ll(c, 0);
+		if (k == 0 || v[k - 1].tq_id != id) {
+			if (k > 0 && want_reqs)
+				rc = sets_build(db, &rb, a, &v[k - 1]);
+			if (rc == GB_OK && k == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct st_tq_row *nv =
+					realloc(v, nc * sizeof(*nv));
+				if (nv == NULL)
+					rc = st_failf(db, GB_ENOMEM,
+						      "out of memory");
+				else {
+					v = nv;
+					cap = nc;
+				}
+			}
+			if (rc == GB_OK)
+				rc = tq_cols_read(db, s, c, a, &v[k]);
+			if (rc != GB_OK)
+				break;
+			k++;
+		}
+		if (want_reqs)
+			rc = req_cols_read(db, s, c, a, id, &rb);
+		if (rc != GB_OK)
+			break;
+	}
+	if (rc == GB_OK && k > 0 && want_reqs)
+		rc = sets_build(db, &rb, a, &v[k - 1]);
+	free(rb.v);
+	if (rc == GB_OK && k > 0) {
+		*rows = arena_alloc(a, k * sizeof(**rows));
+		if (*rows == NULL)
+			rc = too_big(db, "task queues", k);
+		else
+			memcpy(*rows, v, k * sizeof(**rows));
+	}
+	free(v);
+	if (rc == GB_OK)
+		*n = k;
+	return rc;
+}
+
+int st_tq_list(struct st_db *db, int want_reqs, struct arena *a,
+	       struct st_tq_row **rows, size_t *n)
+{
+	if (db == NULL || a == NULL || rows == NULL || n == NULL)
+		return GB_EINVAL;
+	*rows = NULL;
+	*n = 0;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_cols_init(&c, want_reqs ? "lsssldlsss" : "lsssldls");
+	int rc = want_reqs ? st_query(db, STQ_SID(STQ_LIST_REQS), SQL_LIST_REQS,
+				      NULL, &c, &s)
+			   : st_query(db, STQ_SID(STQ_LIST), SQL_LIST, NULL, &c,
+				      &s);
+	if (rc != GB_OK)
+		return rc;
+	rc = tqs_read(db, s, &c, want_reqs, a, rows, n);
+	st_done(s);
+	return rc;
+}
+
+int st_tq_get(struct st_db *db, long long tq_id, struct arena *a,
+	      struct st_tq_row *out)
+{
+	if (db == NULL || a == NULL || out == NULL || tq_id <= 0)
+		return GB_EINVAL;
+	struct st_args args;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_args_init(&args);
+	st_arg_ll(&args, tq_id);
+	st_cols_init(&c, "lsssldlsss");
+	int rc = st_query(db, STQ_SID(STQ_GET), SQL_GET, &args, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	struct st_tq_row *rows = NULL;
+	size_t n = 0;
+	rc = tqs_read(db, s, &c, 1, a, &rows, &n);
+	st_done(s);
+	if (rc != GB_OK)
+		return rc;
+	if (n != 1)
+		return st_failf(db, GB_ENOTFOUND, "task queue %lld is gone",
+				tq_id);
+	*out = rows[0];
+	return GB_OK;
+}
+
+/* ---- waiting jobs -------------------------------------------------------- */
+
+/* One page of the scan into `page`; *got rows. */
+static int scan_page(struct st_db *db, long long tq_id, long long a1,
+		     long long a2, struct st_tq_jobrow *page, size_t *got)
+{
+	struct st_args args;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	*got = 0;
+	st_args_init(&args);
+	if (tq_id > 0) {
+		st_arg_ll(&args, tq_id);
+		st_arg_ll(&args, a1);
+	} else {
+		st_arg_ll(&args, a1);
+		st_arg_ll(&args, a1);
+		st_arg_ll(&args, a2);
+	}
+	st_arg_ll(&args, STQ_SCAN_PAGE);
+	st_cols_init(&c, "llll");
+	int rc = tq_id > 0 ? st_query(db, STQ_SID(STQ_SCAN_ONE), SQL_SCAN_ONE,
+				      &args, &c, &s)
+			   : st_query(db, STQ_SID(STQ_SCAN_ALL), SQL_SCAN_ALL,
+				      &args, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	while (*got < STQ_SCAN_PAGE) {
+		int row = 0;
+		rc = st_fetch(db, s, &row);
+		if (rc != GB_OK || !row)
+			break;
+		struct st_tq_jobrow *r = &page[*got];
+		r->job_id = st_col_ll(&c, 0);
+		r->tq_id = st_col_ll(&c, 1);
+		long long up = st_col_ll(&c, 2);
+		r->seq = st_col_ll(&c, 3);
+		if (r->job_id <= 0 || r->tq_id <= 0 || r->seq < 0 ||
+		    up < TQ_MIN_PRIORITY || up > TQ_MAX_PRIORITY) {
+			rc = st_failf(db, GB_ERANGE,
+				      "tq_jobs row %lld out of range",
+				      r->job_id);
+			break;
+		}
+		r->user_priority = (int)up;
+		(*got)++;
+	}
+	st_done(s);
+	return rc;
+}
+
+int st_tq_jobs_scan(struct st_db *db, long long tq_id, long long from_seq,
+		    int (*fn)(void *ud, const struct st_tq_jobrow *r),
+		    void *ud)
+{
+	if (db == NULL || fn == NULL || tq_id < 0)
+		return GB_EINVAL;
+	struct st_tq_jobrow *page = malloc(STQ_SCAN_PAGE * sizeof(*page));
+	if (page == NULL)
+		return st_failf(db, GB_ENOMEM, "out of memory");
+	/* Key of the next page: (tq, seq) of one TQ from seq a1, or every
+	** row after (a1, a2) in (tq_id, seq) order. */
+	long long a1 = tq_id > 0 ? (from_seq > 0 ? from_seq : 0) : 0;
+	long long a2 = 0;
+	int rc = GB_OK;
+	for (;;) {
+		size_t got = 0;
+		rc = scan_page(db, tq_id, a1, a2, page, &got);
+		for (size_t i = 0; rc == GB_OK && i < got; i++)
+			rc = fn(ud, &page[i]);
+		if (rc != GB_OK || got < STQ_SCAN_PAGE)
+			break;
+		const struct st_tq_jobrow *last = &page[got - 1];
+		if (tq_id > 0) {
+			a1 = last->seq + 1;
+		} else {
+			a1 = last->tq_id;
+			a2 = last->seq;
+		}
+	}
+	free(page);
+	return rc;
+}
+
+/* ---- the claim log ------------------------------------------------------- */
+
+int st_tq_last_match_id(struct st_db *db, long long *id)
+{
+	if (db == NULL || id == NULL)
+		return GB_EINVAL;
+	*id = 0;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_cols_init(&c, "l");
+	int rc = st_query(db, STQ_SID(STQ_LAST_MATCH), SQL_LAST_MATCH, NULL,
+			  &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	int got = 0;
+	rc = st_fetch(db, s, &got);
+	if (rc == GB_OK && got)
+		*id = st_col_ll(&c, 0);
+	st_done(s);
+	return rc;
+}
+
+int st_tq_claimed_since(struct st_db *db, long long after, size_t max,
+			long long *job_ids, long long *tq_ids, size_t *n,
+			long long *last)
+{
+	if (db == NULL || n == NULL || last == NULL ||
+	    (max && (job_ids == NULL || tq_ids == NULL)))
+		return GB_EINVAL;
+	*n = 0;
+	*last = after;
+	if (max == 0)
+		return GB_OK;
+	struct st_args args;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_args_init(&args);
+	st_arg_ll(&args, after);
+	st_arg_ll(&args, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
+	st_cols_init(&c, "lll");
+	int rc = st_query(db, STQ_SID(STQ_CLAIMED_SINCE), SQL_CLAIMED_SINCE,
+			  &args, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	while (*n < max) {
+		int got = 0;
+		rc = st_fetch(db, s, &got);
+		if (rc != GB_OK || !got)
+			break;
+		job_ids[*n] = st_col_ll(&c, 1);
+		tq_ids[*n] = st_col_ll(&c, 2);
+		*last = st_col_ll(&c, 0);
+		(*n)++;
+	}
+	st_done(s);
+	return rc;
+}
+
+/* ---- match records ------------------------------------------------------- */
+
+int st_tq_match_get(struct st_db *db, const char *request_id,
+		    struct arena *a, struct cdt_match *out, int *found)
+{
+	if (db == NULL || request_id == NULL || a == NULL || out == NULL ||
+	    found == NULL)
+		return GB_EINVAL;
+	memset(out, 0, sizeof(*out));
+	*found = 0;
+	struct st_args args;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_args_init(&args);
+	st_arg_str(&args, request_id);
+	st_cols_init(&c, "lsssslllssss");
+	int rc = st_query(db, STQ_SID(STQ_MATCH_GET), SQL_MATCH_GET, &args, &c,
+			  &s);
+	if (rc != GB_OK)
+		return rc;
+	int got = 0;
+	char *outcome = NULL, *str[7] = {NULL};
+	const unsigned col[7] = {1, 2, 3, 8, 9, 10, 11};
+	rc = st_fetch(db, s, &got);
+	if (rc == GB_OK && got)
+		rc = st_col_str(db, s, &c, 4, a, &outcome);
+	for (unsigned i = 0; rc == GB_OK && got && i < 7; i++)
+		rc = st_col_str(db, s, &c, col[i], a, &str[i]);
+	if (rc == GB_OK && got) {
+		out->decision_id = st_col_ll(&c, 0);
+		out->job_id = st_col_ll(&c, 5);
+		out->tq_id = st_col_ll(&c, 6);
+		out->tq_cpu_time = st_col_ll(&c, 7);
+	}
+	st_done(s);
+	if (rc != GB_OK || !got)
+		return rc;
+	out->request_id = str[0];
+	out->pilot_id = str[1];
+	out->site = str[2];
+	out->code = str[3];
+	out->reason = str[4];
+	out->owner = str[5];
+	out->owner_group = str[6];
+	out->matched = outcome && strcmp(outcome, "matched") == 0;
+	if (outcome == NULL || (out->matched && out->job_id <= 0) ||
+	    out->pilot_id == NULL || out->site == NULL || out->code == NULL) {
+		memset(out, 0, sizeof(*out));
+		return st_failf(db, GB_ERANGE,
+				"pilot_matches row of %s out of range",
+				request_id);
+	}
+	*found = 1;
+	return GB_OK;
+}
+
+int st_tq_match_detail(struct st_db *db, const char *request_id,
+		       struct arena *a, char **json)
+{
+	if (db == NULL || request_id == NULL || a == NULL || json == NULL)
+		return GB_EINVAL;
+	*json = NULL;
+	struct st_args args;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_args_init(&args);
+	st_arg_str(&args, request_id);
+	st_cols_init(&c, "s");
+	int rc = st_query(db, STQ_SID(STQ_MATCH_DETAIL), SQL_MATCH_DETAIL,
+			  &args, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	int got = 0;
+	rc = st_fetch(db, s, &got);
+	if (rc == GB_OK && got)
+		rc = st_col_str(db, s, &c, 0, a, json);
+	st_done(s);
+	return rc;
+}
