@@ -176,7 +176,7 @@ static int explain_analysis(json_t *root, const char *file, int as_json)
 	struct arena a;
 	arena_init(&a, 512u << 20);
 	struct sca_scenario sc;
-	struct sca_result res;
+	struct md_analysis res;
 	int rc = sca_parse_scenario(root, &a, &sc, err, sizeof(err));
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
@@ -184,19 +184,12 @@ static int explain_analysis(json_t *root, const char *file, int as_json)
 		return 1;
 	}
 	rc = sca_run(&sc, &a, &res);
-	const struct ab_queue *aqs = res.throttle.throttled ? NULL : res.aqs;
-	const struct dec_decision *d = res.throttle.throttled ? NULL : &res.dec;
 	if (rc != GB_OK)
 		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
 	else if (as_json)
-		print_json(rpa_decision_json(&res.req, aqs, res.nqueues, d,
-					     &res.plan, res.job_queue,
-					     &res.throttle, &res.user,
-					     res.task_class));
+		print_json(rpa_decision_json(&res));
 	else
-		rpa_print_decision(stdout, &res.req, aqs, res.nqueues, d,
-				   &res.plan, res.job_queue, &res.throttle,
-				   &res.user, res.task_class);
+		rpa_print_decision(stdout, &res);
 	arena_free(&a);
 	return rc == GB_OK ? 0 : 1;
 }
@@ -233,7 +226,7 @@ int cli_explain_jobs(json_t *root, const char *file, int as_json)
 	struct arena a;
 	arena_init(&a, 512u << 20);
 	struct scj_scenario sc;
-	struct scj_result res;
+	struct md_jobs res;
 	int rc = scj_parse_scenario(root, &a, &sc, err, sizeof(err));
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, err);

@@ -431,7 +431,7 @@ int main(int argc, char **argv)
 		snprintf(id, sizeof(id), "%s:%ld%s%s", host, (long)getpid(),
 			 instance ? "@" : "", instance ? instance : "");
 	}
-	if (wk_init(&app.w, &app.cfg, id) != GB_OK) {
+	if (wk_init(&app.w, &app.cfg, id, wk_route_table()) != GB_OK) {
 		log_error("out of memory");
 		return 1;
 	}

@@ -6,10 +6,9 @@
 ** The job-scenario part is scenario_jobs.c's parser, unchanged, so a
 ** queue or a request means the same in both kinds of file; only the
 ** owner's load, the task class and the per-queue user loads are new.
-** sca_run is the worker's order of steps (pipeline_analysis.c) without the
-** database: throttle first, and a throttled task is not brokered at all,
-** which is why the result keeps the throttle verdict separate from the
-** decision.
+** sca_run hands the parsed state to the worker's own decision path
+** (md_decide_analysis): the throttle first, and a throttled task is not
+** brokered at all.
 */
 #include "explain/scenario_analysis.h"
 
@@ -172,39 +171,11 @@ int sca_parse_scenario(json_t *root, struct arena *a, struct sca_scenario *out,
 }
 
 int sca_run(const struct sca_scenario *s, struct arena *a,
-	    struct sca_result *out)
+	    struct md_analysis *out)
 {
-	if (s == NULL || a == NULL || out == NULL)
+	if (s == NULL)
 		return GB_EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->req = s->job.req;
-	out->task_class = s->task_class;
-	out->user = s->state.user;
-	int rc = gm_resolve(&s->job.grid, &out->req, s->job.now, a,
-			    &out->queues, &out->env);
-	if (rc != GB_OK)
-		return rc;
-	out->nqueues = s->job.grid.nqueues;
-	const struct prm_set *set = &s->job.params;
-	rc = an_throttle_check(&out->user, set, &out->throttle);
-	if (rc != GB_OK || out->throttle.throttled)
-		return rc;
-
-	size_t nq = out->nqueues, nj = out->req.njobs;
-	rc = gm_analysis_resolve(&s->job.grid, out->queues, &out->req, &s->state,
-			     s->task_class, a, &out->aqs, &out->task);
-	if (rc != GB_OK)
-		return rc;
-	/* one slot at least, so an empty grid is not "out of memory" */
-	out->cands = arena_alloc(a, (nq ? nq : 1) * sizeof(*out->cands));
-	out->job_queue = arena_alloc(a, (nj ? nj : 1) * sizeof(long));
-	if (out->cands == NULL || out->job_queue == NULL)
-		return GB_ENOMEM;
-	for (size_t j = 0; j < nj; j++)
-		out->job_queue[j] = -1;
-	rc = ab_broker(&out->task, out->aqs, nq, set, s->job.now, out->cands,
-		       &out->dec, &out->plan);
-	if (rc == GB_OK && out->dec.outcome == DEC_ASSIGNED)
-		rc = ab_distribute(&out->plan, nj, out->job_queue);
-	return rc;
+	return md_decide_analysis(&s->job.grid, &s->job.req, &s->state,
+				  s->task_class, &s->job.params, s->job.now,
+				  s->job.seed, a, out);
 }

@@ -14,10 +14,9 @@
 ** Every key is optional (counts 0). A queue missing from "queues" has no
 ** load of the user there.
 **
-** sca_run decides it as the worker does (pipeline_analysis.c): gm_resolve,
-** the throttle (an_throttle_check; throttled = nothing else runs), then
-** gm_analysis_resolve, ab_broker and ab_distribute. report_analysis.h renders the
-** result. The format is in schemas/scenario-jobs.schema.json.
+** sca_run decides it through the worker's decision path
+** (md_decide_analysis: the throttle, then the analysis brokerage, each
+** job activated or assigned); report_analysis.h renders the result. The format is in schemas/scenario-jobs.schema.json.
 */
 #ifndef GB_SCENARIO_ANALYSIS_H
 #define GB_SCENARIO_ANALYSIS_H
@@ -30,6 +29,7 @@
 #include "analysis.h"
 #include "base/arena.h"
 #include "decision.h"
+#include "model/decide.h"
 #include "model/gridmodel.h"
 #include "explain/scenario_jobs.h"
 
@@ -38,27 +38,6 @@ struct sca_scenario {
 	struct scj_scenario job;      /* now, seed, params, grid, req */
 	struct gm_analysis_state state;   /* state.user: the owner's load */
 	enum an_task_class task_class;
-};
-
-/* Everything `explain` shows about one decided analysis scenario. Holds
-** pointers into itself (task.t -> &req.t), so use it where sca_run filled
-** it; do not copy it. */
-struct sca_result {
-	struct gm_request req;        /* the request, resolved */
-	struct jb_queue *queues;      /* nqueues, resolved for req */
-	size_t nqueues;
-	struct jb_env env;
-	enum an_task_class task_class;
-	struct an_user_load user;     /* what the throttle read */
-	struct an_throttle throttle;  /* AJ-01..AJ-04 */
-	/* Set only when not throttled (aqs NULL and nothing below
-	** meaningful otherwise). */
-	struct ab_task task;
-	struct ab_queue *aqs;         /* nqueues, grid order */
-	struct dec_candidate *cands;  /* nqueues; dec.cands points here */
-	struct dec_decision dec;
-	struct ab_plan plan;
-	long *job_queue;              /* req.njobs: queue index or -1 */
 };
 
 /*
@@ -83,14 +62,12 @@ int sca_parse_scenario(json_t *root, struct arena *a, struct sca_scenario *out,
 		       char *err, size_t errlen);
 
 /*
-** Decide `s`: gm_resolve on a copy of the request, an_throttle_check with
-** the scenario's parameters; when throttled, stop there (out->aqs NULL,
-** out->throttle says why); else gm_analysis_resolve, ab_broker and
-** ab_distribute (only when assigned; every job -1 otherwise). Arrays live
-** in `a`. Returns 0, GB_EINVAL (bad arguments, or what the engine
-** refuses) or GB_ENOMEM.
+** Decide `s` as the worker decides an analysis request: md_decide_analysis
+** (model/decide.h) with the scenario's grid, request, owner's and queues'
+** loads, task class, parameters, `now` and seed. Arrays live in `a`.
+** Returns 0, or what md_decide_analysis returns.
 */
 int sca_run(const struct sca_scenario *s, struct arena *a,
-	    struct sca_result *out);
+	    struct md_analysis *out);
 
 #endif

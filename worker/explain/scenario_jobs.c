@@ -328,35 +328,10 @@ int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,
 /* ---- deciding ------------------------------------------------------------- */
 
 int scj_run(const struct scj_scenario *s, struct arena *a,
-	    struct scj_result *out)
+	    struct md_jobs *out)
 {
-	if (s == NULL || a == NULL || out == NULL)
+	if (s == NULL)
 		return GB_EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->req = s->req;
-	int rc = gm_resolve(&s->grid, &out->req, s->now, a, &out->queues,
-			    &out->env);
-	if (rc != GB_OK)
-		return rc;
-	size_t nq = s->grid.nqueues, nj = out->req.njobs;
-	out->nqueues = nq;
-	jb_params_resolve(&s->params, out->req.t.gshare, &out->params);
-	/* one slot at least, so an empty grid is not "out of memory" */
-	out->cands = arena_alloc(a, (nq ? nq : 1) * sizeof(*out->cands));
-	out->plan.job_queue =
-		arena_alloc(a, (nj ? nj : 1) * sizeof(*out->plan.job_queue));
-	out->plan.job_status =
-		arena_alloc(a, (nj ? nj : 1) * sizeof(*out->plan.job_status));
-	if (out->cands == NULL || out->plan.job_queue == NULL ||
-	    out->plan.job_status == NULL)
-		return GB_ENOMEM;
-	struct gb_rng rng;
-	gb_rng_seed(&rng, (uint64_t)s->seed);
-	rc = jb_broker(&out->req.t, out->queues, nq, &out->params, &out->env,
-		       &rng, out->cands, &out->dec, &out->plan);
-	/* the renderers name candidates; do not rely on the engine for it */
-	for (size_t i = 0; i < nq; i++)
-		if (out->cands[i].name == NULL)
-			out->cands[i].name = out->queues[i].name;
-	return rc;
+	return md_decide_jobs(&s->grid, &s->req, &s->params, s->now, s->seed,
+			      a, out);
 }

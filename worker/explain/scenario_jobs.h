@@ -3,7 +3,8 @@
 ** software, links and file replicas (grid files for `gridbroker grid load`
 ** and the state part of a job scenario), job requests (`gridbroker job
 ** submit` and a scenario's "task"), whole job scenarios for `gridbroker
-** explain`, and the one code path that decides a scenario (scj_run).
+** explain`, and scj_run, which decides one through the worker's decision
+** path.
 **
 ** The formats are documented in schemas/scenario-jobs.schema.json. Parsing
 ** is strict like scenario.c's: unknown fields are errors, every value's type
@@ -21,6 +22,7 @@
 
 #include "base/arena.h"
 #include "decision.h"
+#include "model/decide.h"
 #include "model/gridmodel.h"
 #include "jobbroker.h"
 #include "params.h"
@@ -46,19 +48,6 @@ struct scj_scenario {
 	struct prm_set params;   /* overrides, in the arena */
 	struct gm_grid grid;
 	struct gm_request req;
-};
-
-/* Everything `explain` shows about one decided scenario. req.t.sw points
-** at req.need inside the struct, so use it where scj_run filled it. */
-struct scj_result {
-	struct gm_request req;      /* the scenario's request, resolved */
-	struct jb_queue *queues;    /* nqueues, resolved for req (grid order) */
-	size_t nqueues;
-	struct jb_params params;    /* resolved for req's gshare */
-	struct jb_env env;
-	struct dec_candidate *cands; /* nqueues; dec.cands points here */
-	struct dec_decision dec;
-	struct jb_plan plan;        /* job_queue/job_status: req.njobs each */
 };
 
 /*
@@ -131,13 +120,12 @@ int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,
 int scj_is_job_scenario(json_t *root);
 
 /*
-** Decide scenario `s` as the worker decides a request: gm_resolve on a copy
-** of s->req, jb_params_resolve for its gshare, the generator seeded with
-** s->seed, jb_broker. Every array of `out` lives in `a`; `s` is not
-** modified. Returns 0, or what gm_resolve/jb_broker return (GB_EINVAL,
-** GB_ENOMEM).
+** Decide scenario `s` as the worker decides a request: md_decide_jobs
+** (model/decide.h) with the scenario's grid, request, parameters, `now`
+** and seed. Every array of `out` lives in `a`; `s` is not modified.
+** Returns 0, or what md_decide_jobs returns.
 */
 int scj_run(const struct scj_scenario *s, struct arena *a,
-	    struct scj_result *out);
+	    struct md_jobs *out);
 
 #endif

@@ -29,6 +29,7 @@
 #include "gb_error.h"
 #include "base/jsonutil.h"
 #include "rng.h"
+#include "model/decide.h"
 #include "model/tqindex.h"
 
 #define SCM_LIST_SHOW 4  /* set values named in a reason */
@@ -572,11 +573,12 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 	struct pr_tq *st = arena_alloc(a, (n + 1) * sizeof(*st));
 	if (st == NULL)
 		return GB_ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		st[i] = out->rows[i].pr;
-	rc = pr_recompute(&s->cfg.pr, s->hist, s->nhist, s->now, st, n,
-			  out->note, sizeof(out->note));
+	rc = md_priorities(x, &s->cfg.pr, s->hist, s->nhist, s->now, st,
+			   out->note, sizeof(out->note));
 	for (size_t i = 0; i < n && rc == GB_OK; i++) {
+		/* the scenario's strings outlive the index */
+		st[i].owner = out->rows[i].pr.owner;
+		st[i].owner_group = out->rows[i].pr.owner_group;
 		out->rows[i].pr = st[i];
 		rc = tqi_set_priority(x, st[i].tq_id, st[i].priority);
 	}
@@ -584,12 +586,16 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 		return rc;
 
 	const struct cdt_pilot *p = &s->pilot;
-	struct tq_resource r;
-	tqi_resource(x, p->setup, p->cpu_time, p->site, p->grid_ce,
-		     p->platform, p->pilot_type, p->owner_group, p->owner, &r);
-	const struct pr_group *g = dj_group(&s->cfg.pr, p->owner_group);
-	r.job_sharing = out->job_sharing = g != NULL && g->job_sharing;
-
+	const struct md_pilot mp = {
+		.setup = p->setup,
+		.site = p->site,
+		.grid_ce = p->grid_ce,
+		.platform = p->platform,
+		.pilot_type = p->pilot_type,
+		.owner_group = p->owner_group,
+		.owner = p->owner,
+		.cpu_time = p->cpu_time,
+	};
 	size_t nv = 0;
 	const struct tq_view *views = tqi_views(x, &nv);
 	double *weights = arena_alloc(a, (nv + 1) * sizeof(*weights));
@@ -598,30 +604,29 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 		return GB_ENOMEM;
 	if (nv != n)
 		return GB_EINVAL;
-	struct gb_rng rng;
-	gb_rng_seed(&rng, (uint64_t)s->seed);
-	rc = tq_match(views, nv, &r, &rng, weights, verdict, &out->match);
+	struct md_match m;
+	rc = md_match_pilot(x, &s->cfg.pr, &mp, (uint64_t)s->seed, weights,
+			    verdict, &m);
 	if (rc != GB_OK)
 		return rc;
+	out->match = m.result;
+	out->job_sharing = m.res.job_sharing;
 	for (size_t i = 0; i < n; i++) {
 		struct scm_row *row = &out->rows[i];
 		row->verdict = verdict[i];
 		if (row->verdict >= TQ_NFILTERS)
 			continue;
-		tq_reason(&views[i], &r, (enum tq_filter_id)row->verdict,
+		tq_reason(&views[i], &m.res, (enum tq_filter_id)row->verdict,
 			  &row->reason);
 		row->detail =
 			render_detail(a, row->tq, p, row->verdict, &row->reason);
 		if (row->detail == NULL)
 			return GB_ENOMEM;
 	}
-	out->chosen = out->match.chosen;
-	out->job_id = out->match.job_id;
-	if (out->chosen >= 0 && out->match.level >= 0)
-		out->job_priority = views[out->chosen]
-					    .levels[out->match.level]
-					    .user_priority;
-	tq_result_format(&out->match, out->outcome, sizeof(out->outcome));
+	out->chosen = m.result.chosen;
+	out->job_id = m.job_id;
+	out->job_priority = m.user_priority;
+	snprintf(out->outcome, sizeof(out->outcome), "%s", m.reason);
 	return GB_OK;
 }
 

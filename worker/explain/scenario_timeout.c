@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "gb_error.h"
+#include "model/decide.h"
 #include "base/jsonutil.h"
 #include "explain/scenario.h"
 #include "base/timefmt.h"
@@ -296,18 +297,15 @@ int sct_run(const struct sct_scenario *s, struct arena *a,
 			j->qidx >= 0 ? &s->queues[j->qidx].q : NULL;
 		struct sct_job_result *r = &out->jobs[i];
 		memset(r, 0, sizeof(*r));
-		int rc = to_check(&j->j, q, &s->params, s->now, &r->v);
-		if (rc < 0)
+		struct md_timeout m;
+		int rc = md_timeout(&j->j, q, &s->params, s->now, &m);
+		if (rc != GB_OK)
 			return rc;
-		r->fired = rc == 1;
-		if (q && (q->paused || q->disable_reassign))
-			r->exempt = q->paused ? "paused" : "disableReassign";
-		if (r->fired)
-			continue;
-		rc = to_next_check(&j->j, q, &s->params, s->now, &r->next_at);
-		if (rc < 0)
-			return rc;
-		r->has_next = rc == 1;
+		r->fired = m.fired;
+		r->v = m.v;
+		r->exempt = m.exempt;
+		r->has_next = m.has_next;
+		r->next_at = m.next_at;
 	}
 	for (size_t i = 0; i < s->nrebro; i++) {
 		const struct sct_rebro *b = &s->rebro[i];

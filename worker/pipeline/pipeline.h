@@ -28,11 +28,13 @@
 #include "store/store.h"
 
 struct wk_pending; /* a publish waiting for its confirm */
-struct wk_tq;      /* the DIRAC side's state (pipeline_match.c) */
+struct wk_tq;      /* the DIRAC side's state (route_tq.c) */
 struct wk_parked;  /* a delivery held while the database is away */
+struct wk_route;   /* one request type (pipeline_internal.h) */
 
 struct wk_worker {
 	const struct gb_config *cfg;
+	const struct wk_route *const *routes; /* wk_route_table() */
 	struct st_db *db;          /* NULL while disconnected */
 	struct amq_conn *amq;
 	char id[160];              /* owner name for outbox leases */
@@ -42,11 +44,11 @@ struct wk_worker {
 	int db_down;               /* set on GB_EDBGONE until reconnected */
 	struct wk_tq *tq;          /* task queue index, match batch, leader */
 	/* Deliveries that came (or failed) while the database was away,
-	** held unacknowledged until it is back (pipeline_park.c); at most
+	** held unacknowledged until it is back (park.c); at most
 	** amqp_prefetch of them, since the broker sends no more. */
 	struct wk_parked *parked;
 	size_t nparked, cap_parked;
-	/* The delivery being handled, for the metrics (pipeline.c):
+	/* The delivery being handled, for the metrics (runner.c):
 	** its mx_rtype (-1 outside a delivery), the outcome the handler
 	** reached (-1 none yet; the last one set wins, so a decision whose
 	** commit failed ends as the error) and when it came. */
@@ -58,9 +60,14 @@ struct wk_worker {
 		n_claim_lost, n_submitted, n_status, n_parked;
 };
 
-/* Set up `w` (allocates the confirm table). Returns 0 or GB_ENOMEM. */
+/* The request types this worker consumes: NULL-terminated rows (routes.c),
+** in the order of amq_request_types[]. */
+const struct wk_route *const *wk_route_table(void);
+
+/* Set up `w` for `routes` (wk_route_table()): allocates the confirm table
+** and runs each route's init hook. Returns 0 or GB_ENOMEM. */
 int wk_init(struct wk_worker *w, const struct gb_config *cfg,
-	    const char *id);
+	    const char *id, const struct wk_route *const *routes);
 void wk_free(struct wk_worker *w);
 
 /* amq callbacks; `ud` is the struct wk_worker. */
@@ -78,8 +85,8 @@ size_t wk_unpark(struct wk_worker *w);
 ** connection is being closed (the broker requeues them). */
 void wk_park_drop(struct wk_worker *w);
 
-/* amq on_idle callback: decide the pilot.match requests batched so far
-** (group commit). */
+/* amq on_idle callback: each route's idle hook (pilot.match decides the
+** requests batched so far: group commit). */
 void wk_on_idle(void *ud);
 
 /*
@@ -89,7 +96,8 @@ void wk_on_idle(void *ud);
 */
 void wk_tq_tick(struct wk_worker *w);
 
-/* Periodic work: retry due pending tasks; publish leftover outbox rows. */
+/* Periodic work: each route's retry hook (due pending tasks and job
+** requests); publish leftover outbox rows. */
 void wk_pending_scan(struct wk_worker *w);
 void wk_outbox_relay(struct wk_worker *w);
 /* Periodic: count the backlog (pending and throttled work, DIRAC waiting

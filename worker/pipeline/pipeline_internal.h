@@ -1,9 +1,17 @@
 /*
-** pipeline_internal.h — what the request handlers of pipeline.c (task
-** brokerage) and pipeline_jobs.c (job brokerage) share: publishing an
-** outbox row with a confirm, dead-lettering, the redelivery path, turning
-** an encoded event into an outbox row, and the crash test seam. Not part
-** of the worker's public interface (pipeline.h).
+** pipeline_internal.h — what the request runner (runner.c) offers the
+** route files, and the route row they fill in (routes.c holds the table).
+**
+** A request type is one row: how to decode its body, what to do inside
+** the transaction, what to log after the commit, which errors refuse it.
+** Everything around that — size and id checks, dead-lettering, the
+** transaction with its message-id claim and deadlock retries, the
+** redelivery path, publishing the events after the commit with a confirm,
+** the ack, requeueing or parking on a database error — is the runner's,
+** written once. The periodic scans and the pilot.match group commit use
+** the same transaction runner (wk_txn_run) and publishing helpers.
+**
+** Not part of the worker's interface (pipeline.h).
 */
 #ifndef GB_PIPELINE_INTERNAL_H
 #define GB_PIPELINE_INTERNAL_H
@@ -11,17 +19,138 @@
 #include <msgpack.h>
 
 #include "base/arena.h"
+#include "base/metrics.h"
+#include "codec/codec.h"
+#include "codec/codec_panda.h"
 #include "codec/codec_tq.h"
 #include "decision.h"
-#include "model/gridmodel.h"
-#include "base/metrics.h"
-#include "pipeline/pipeline.h"
-#include "priority.h"
 #include "model/tqindex.h"
+#include "pipeline/pipeline.h"
 #include "pipeline/tqsync.h"
+#include "priority.h"
 
 #define WK_DB_RETRIES 3    /* deadlock / lock-wait retries of one request */
 #define WK_RETRY_BATCH 20  /* pending requests retried per scan */
+#define WK_ALREADY 1       /* a body's "the message id was claimed before" */
+
+/* ---- one transaction ---------------------------------------------------- */
+
+/* A line to log once the transaction commits (a rolled-back decision must
+** not be logged as made). */
+struct wk_note {
+	int level;                /* LOG_LVL_* */
+	int decided;              /* count it as a decision (wk_decided) */
+	enum dec_outcome outcome; /* when decided */
+	const char *request_id;   /* GB_REQUEST_ID, may be NULL */
+	long long task_id;        /* GB_TASK_ID when decided */
+	const char *fields[3];    /* other journal fields, NULL-terminated */
+	char *msg;
+};
+
+struct wk_txn {
+	struct wk_worker *w;
+	struct arena *a;          /* the request's; every row and note */
+	const char *request_id;   /* the message id, NULL for a scan */
+	const char *key;          /* routing key (the dedup row's kind) */
+	long long now;            /* the worker clock at this attempt */
+	size_t attempt;           /* 0 for the first */
+	/* Events for the outbox, published after the commit. */
+	struct st_outbox_row *rows;
+	size_t nrows, caprows;
+	struct wk_note *notes;
+	size_t nnotes, capnotes;
+	size_t done;              /* what a scan decided (its own count) */
+	char db_error[512];       /* the store's text of a failed attempt */
+};
+
+/* Start `t` for one request (request_id and key may be NULL). */
+void wk_txn_init(struct wk_txn *t, struct wk_worker *w, struct arena *a,
+		 const char *request_id, const char *key);
+
+/*
+** Run `body` in one MariaDB transaction and commit. A deadlock or lock
+** wait (GB_EDBRETRY) rolls back, calls `undo` (may be NULL: put back what
+** the body changed in memory) and runs the body again, WK_DB_RETRIES
+** times at most; each attempt starts with no rows and no notes and the
+** clock read anew. After the commit the notes are logged. Returns 0, or
+** what the body or the commit returned after the rollback (WK_ALREADY
+** included); t->db_error then holds the store's text.
+*/
+int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
+	       void *arg, void (*undo)(struct wk_txn *t, void *arg));
+
+/*
+** Inside the body: encode-free helpers that turn an encoded event into an
+** outbox row leased to this worker, kept in t->rows for publishing.
+** wk_txn_event names it gb-decision-<decision_id>; wk_txn_event_id takes
+** the message id. Return 0 or a store/arena error.
+*/
+int wk_txn_event(struct wk_txn *t, const char *event, long long decision_id,
+		 const char *request_id, const msgpack_sbuffer *sb);
+int wk_txn_event_id(struct wk_txn *t, const char *message_id,
+		    const char *event, const char *request_id,
+		    const msgpack_sbuffer *sb);
+
+/* Inside the body: log this at `level` (LOG_LVL_*) after the commit, with
+** up to two journal fields ("GB_JOB_ID=42"; NULL for none);
+** wk_txn_decided also counts a decision (assigned, pending, throttled)
+** with the journal fields GB_REQUEST_ID, GB_TASK_ID and GB_OUTCOME. */
+void wk_txn_log(struct wk_txn *t, int level, const char *field1,
+		const char *field2, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void wk_txn_decided(struct wk_txn *t, const char *request_id, long long task_id,
+		    enum dec_outcome outcome, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* After the commit: publish t's rows with a confirm; the last settles `d`
+** (NULL for a scan), which is acked at once when there is no row. */
+void wk_txn_publish(struct wk_txn *t, const struct amq_delivery *d);
+
+/* ---- the route row ------------------------------------------------------- */
+
+struct wk_route {
+	const char *key;   /* routing key; its queue is gridbroker.<key> */
+	size_t size;       /* of the decoded request */
+	/* Decode and validate `body` into `req` (size bytes, zeroed, in
+	** `a`); 0 or an error naming the field in `err`. */
+	int (*decode)(const void *body, size_t len, struct arena *a,
+		      void *req, struct cod_error *err);
+	/* Optional: take the request in without a transaction of its own
+	** (pilot.match joins the group commit, route_match.c). */
+	void (*enqueue)(struct wk_worker *w, const struct amq_delivery *d,
+			void *req);
+	/* Optional, before the transaction (a configuration to load): 0, or
+	** an error that hands the request back. */
+	int (*prepare)(struct wk_worker *w, void *req);
+	/* Inside the transaction, after the message id was claimed: save,
+	** decide, record and queue the events (wk_txn_event). */
+	int (*decide)(struct wk_txn *t, void *req);
+	/* Optional: 1 when the error `rc` of decide refuses the request for
+	** good (dead-lettered with `field` and `problem`), else 0 (requeued
+	** as transient). */
+	int (*refuse)(const struct wk_txn *t, const void *req, int rc,
+		      const char **field, char *problem, size_t n);
+	/* An already-decided request: 1 republishes its unsent events (a
+	** decision's), 0 acks it (an update that has no event). */
+	int republish;
+	/* Optional hooks: set up and free the route's state (wk_init,
+	** wk_free), run when the AMQP pump is idle, and retry pending work
+	** (wk_pending_scan). */
+	int (*init)(struct wk_worker *w);
+	void (*fini)(struct wk_worker *w);
+	void (*idle)(struct wk_worker *w);
+	void (*retry)(struct wk_worker *w);
+};
+
+/* Each route file exports its row; routes.c lists them in the table the
+** daemon hands to wk_init (pipeline.h), so the runner names no handler. */
+extern const struct wk_route wk_route_task;   /* route_task.c */
+extern const struct wk_route wk_route_jobs;   /* route_jobs.c */
+extern const struct wk_route wk_route_submit; /* route_tq.c */
+extern const struct wk_route wk_route_match;  /* route_match.c */
+extern const struct wk_route wk_route_status; /* route_status.c */
+
+/* ---- publishing and settling --------------------------------------------- */
 
 /*
 ** Publish one outbox row with a confirm; when `d` is non-NULL the delivery
@@ -32,41 +161,28 @@
 int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 		   const struct amq_delivery *d);
 
+/*
+** As wk_publish_row, but the confirm settles n deliveries (gen, tags[]) of
+** one group commit: all acked, or all nacked with requeue when the broker
+** refuses. The tags are copied.
+*/
+int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
+			uint64_t gen, const uint64_t *tags, size_t n);
+
 /* Copy `d` to the DLX with "x-gridbroker-error: field: problem"; the
 ** original is acked once the copy is confirmed. */
 void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 		    const char *field, const char *problem);
-
-/* `d` was decided before: republish its unsent events, then ack. */
-void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
-		    long long now, struct arena *a);
-
-/*
-** Inside the decision's transaction: turn the encoded event `sb` into an
-** outbox row (message id gb-decision-<decision_id>, memory in `a`) leased
-** to this worker, and insert it. Returns 0 or a store/arena error.
-*/
-int wk_outbox_event(struct wk_worker *w, const char *event,
-		    long long decision_id, const char *request_id,
-		    const msgpack_sbuffer *sb, long long now, struct arena *a,
-		    struct st_outbox_row *row);
-
-/* The same with the event's own message id (a pilot batch's events are
-** named after their first decision, see pipeline_match.c). */
-int wk_outbox_row(struct wk_worker *w, const char *message_id,
-		  const char *event, const char *request_id,
-		  const msgpack_sbuffer *sb, long long now, struct arena *a,
-		  struct st_outbox_row *row);
 
 /* Count and log a database failure; marks the database down on
 ** GB_EDBGONE so the loop stops consuming until it is back. */
 void wk_db_failed(struct wk_worker *w, int rc, const char *what);
 
 /*
-** Hold `d` unacknowledged (a copy, pipeline_park.c) until the database is
-** back, when wk_unpark replays it. Falls back to a requeueing nack when
-** the copy cannot be made. Why not nack at once: a quorum queue counts
-** every requeue against the delivery limit, and a request bounced between
+** Hold `d` unacknowledged (a copy, park.c) until the database is back,
+** when wk_unpark replays it. Falls back to a requeueing nack when the
+** copy cannot be made. Why not nack at once: a quorum queue counts every
+** requeue against the delivery limit, and a request bounced between
 ** workers through a short database restart would be dead-lettered,
 ** though nothing is wrong with it.
 */
@@ -80,17 +196,13 @@ void wk_requeue(struct wk_worker *w, const struct amq_delivery *d);
 ** counter, so two decisions never share a stream. */
 uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now);
 
-/*
-** Count a recorded decision (decided, assigned or pending) and log `fmt`
-** at info level with the journald fields GB_REQUEST_ID, GB_TASK_ID and
-** GB_OUTCOME, so an operator can follow one request or task.
-*/
+/* Count a decision and log it (what wk_txn_decided does after the
+** commit). */
 void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
-		enum dec_outcome outcome, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+		enum dec_outcome outcome, const char *msg);
 
 /* Metrics: the outcome of the delivery being handled (ignored outside
-** one: the pending scans count their own). */
+** one: the scans count their own). */
 void wk_mx_outcome(struct wk_worker *w, enum mx_outcome o);
 
 /* Metrics: a request of type t settled outside its delivery (a batched
@@ -101,53 +213,28 @@ void wk_mx_settled(enum mx_rtype t, enum mx_outcome o, double t0);
 /* Test seam: GB_TEST_CRASH_AT=<where> kills the process at that point. */
 void wk_crash_point(const char *where);
 
-/*
-** As wk_publish_row, but the confirm settles n deliveries (gen, tags[]) of
-** one group commit: all acked, or all nacked with requeue when the broker
-** refuses. The tags are copied.
-*/
-int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
-			uint64_t gen, const uint64_t *tags, size_t n);
+/* A route's refuse hook for a decision the engine or the store refuses
+** as inconsistent (GB_EINVAL): dead-lettered as "task: rejected by the
+** engine as inconsistent". */
+int wk_refuse_inconsistent(const struct wk_txn *t, const void *req, int rc,
+			   const char **field, char *problem, size_t n);
 
-/* Job brokerage (pipeline_jobs.c). */
-void wk_handle_job_broker(struct wk_worker *w, const struct amq_delivery *d,
-			  struct arena *a);
-void wk_jobs_pending_scan(struct wk_worker *w);
+/* Free confirm slots: how many rows can be published now. */
+size_t wk_publishable(const struct wk_worker *w, size_t per_item,
+		      size_t want);
 
-/* Inside the caller's transaction: queue the jobs.assigned / jobs.pending
-** event of a job decision (either brokerage) into `row`. */
-int wk_jobs_event(struct wk_worker *w, const struct gm_request *r,
-		  const struct jb_queue *queues, const struct dec_decision *dec,
-		  const struct jb_plan *plan, long long decision_id,
-		  const char *request_id, long long now, long long retry_at,
-		  struct arena *a, struct st_outbox_row *row);
-
-/*
-** Inside the caller's transaction (pipeline_analysis.c): decide an analysis
-** request (r->an.is_analysis, completed by the caller): the throttle
-** (AJ-01..AJ-04), else the analysis brokerage (AJ-05..AJ-28); record the
-** decision, the jobs and the request row, and queue the event
-** (task.throttled, jobs.assigned or jobs.pending) into `row`.
-*/
-int wk_decide_analysis(struct wk_worker *w, struct gm_request *r,
-		       const char *request_id, const void *body, size_t len,
-		       long long now, const struct prm_set *set,
-		       struct arena *a, struct st_outbox_row *row);
-
-/* PanDA job life cycle (pipeline_panda.c): job.status with system
-** "panda" (wk_handle_job_status hands it over). */
-void wk_handle_panda_status(struct wk_worker *w, const struct amq_delivery *d,
-			    struct arena *a);
+/* ---- the DIRAC side's state (route_tq.c, route_match.c) ------------------ */
 
 /* One pilot.match waiting in the batch (strings in the batch arena). */
 struct wk_match_req {
 	uint64_t gen, tag;
 	char *msgid, *reply_to, *corr_id;
 	struct cdt_pilot p;
-	int state;               /* WK_MR_* of pipeline_match.c */
+	int state;               /* WK_MR_* of route_match.c */
 	long long job_id, tq_id; /* the current pick */
 	int prio;                /* its UserPriority (to put it back) */
 	int lost;                /* picks other workers claimed first */
+	uint64_t seed;           /* of the last pick's draws */
 	struct tq_result res;
 	const char *code, *reason;
 	long long tq_cpu;
@@ -185,28 +272,26 @@ struct wk_tq {
 	size_t nrw, caprw;
 };
 
-/* Publish the held pilot.match replies that the broker now accepts and
-** ack their requests; drop those of an earlier AMQP connection. */
-void wk_tq_replies_retry(struct wk_worker *w);
-
-/* DIRAC side. pipeline_match.c: pilot.match (batched, see wk_on_idle) and
-** the state of struct wk_tq; pipeline_tq.c: job.submit, job.status and the
-** leader's periodic work. */
+/* route_tq.c: the state of struct wk_tq (the pilot.match row's init and
+** fini hooks), and what both DIRAC routes read. */
 int wk_tq_init(struct wk_worker *w);
 void wk_tq_free(struct wk_worker *w);
-void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
-			   struct arena *a);
-void wk_handle_job_submit(struct wk_worker *w, const struct amq_delivery *d,
-			  struct arena *a);
-void wk_handle_job_status(struct wk_worker *w, const struct amq_delivery *d,
-			  struct arena *a);
 /* Refresh the index when it is older than index_refresh_ms (or never
 ** loaded); 0 when the index is usable. */
 int wk_tq_fresh(struct wk_worker *w, int force);
 /* The groups/segments configuration, reloaded from MariaDB at most every
 ** 30 s (grid load changes it). */
 int wk_tq_config(struct wk_worker *w);
-/* 1 when `group` has JOB_SHARING in the loaded configuration. */
-int wk_tq_job_sharing(const struct wk_worker *w, const char *group);
+
+/* route_match.c: publish the held pilot.match replies that the broker now
+** accepts and ack their requests; drop those of an earlier connection. */
+void wk_tq_replies_retry(struct wk_worker *w);
+void wk_tq_replies_free(struct wk_tq *t);
+
+/* job.status carries both systems' updates (route_status.c decodes and
+** picks): the DIRAC body (route_tq.c) and the PanDA one (route_panda.c),
+** each inside the runner's transaction. */
+int wk_status_dirac(struct wk_txn *t, const struct cdt_status *s);
+int wk_status_panda(struct wk_txn *t, const struct cdp_status *s);
 
 #endif

@@ -286,13 +286,21 @@ static char *dump(json_t *detail, const char *digest, size_t cap,
 
 char *dr_finish(json_t *detail, size_t cap)
 {
-	if (detail == NULL)
+	return dr_finish_with(detail, NULL, cap);
+}
+
+char *dr_finish_with(json_t *detail, json_t *extra, size_t cap)
+{
+	if (detail == NULL) {
+		json_decref(extra);
 		return NULL;
+	}
 	char digest[65];
 	char *out = NULL;
 	long omitted = 0;
 	if (cap < 1024 || !json_is_object(detail) ||
-	    dr_digest(detail, digest) != GB_OK || add_cuts(detail))
+	    dr_digest(detail, digest) != GB_OK || add_cuts(detail) ||
+	    (extra && json_object_update(detail, extra) != 0))
 		goto done;
 	out = dump(detail, digest, cap, 0, 0);
 	if (out == NULL || strlen(out) + DR_SLACK <= cap)
@@ -324,6 +332,7 @@ char *dr_finish(json_t *detail, size_t cap)
 		out = NULL;
 	}
 done:
+	json_decref(extra);
 	json_decref(detail);
 	return out;
 }

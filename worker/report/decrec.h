@@ -55,6 +55,14 @@
 char *dr_finish(json_t *detail, size_t cap);
 
 /*
+** dr_finish with `extra` (consumed; may be NULL): keys added to the record
+** after the digest is taken — what one decision maker alone knows and a
+** re-run of the same inputs cannot (a pilot's claims lost to another
+** worker), so that the digest still says "same inputs, same verdicts".
+*/
+char *dr_finish_with(json_t *detail, json_t *extra, size_t cap);
+
+/*
 ** SHA-256 of `detail` serialised as described above, as 64 lowercase hex
 ** digits into out[65]. Returns 0, GB_EINVAL or GB_ENOMEM.
 */

@@ -7,9 +7,9 @@
 ** table lists the best queues first and the dropped ones grouped by the
 ** stage that dropped them, so "why not this queue?" is one group. What is
 ** different: the throttle verdict comes first (a throttled task has no
-** queue section at all), the weights are W_s x W_q (AJ-25/26) rather than
-** PJ-30's, and every job gets a queue or none (no activated/assigned split
-** here: that depends on locality the worker decides when it stores jobs).
+** queue section at all), and the weights are W_s x W_q (AJ-25/26) rather
+** than PJ-30's. The plan part (best queues, each job activated or
+** assigned, unassigned jobs) is the production record's (rpj_plan_json).
 */
 #include "report/report_analysis.h"
 
@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "base/jsonutil.h"
+#include "gb_error.h"
+#include "report/report_jobs.h"
 
 #define RPA_NAME_MAX 40 /* widest queue column */
 #define RPA_SHOW_IDS 5  /* job IDs printed per queue line */
@@ -134,68 +136,22 @@ static json_t *cand_json(const struct ab_queue *q,
 	return o;
 }
 
-/* {"queue", "weight", "njobs", "jobIDs"} of best queue qi, NULL when it
-** got no job (or out of memory: *bad). */
-static json_t *assignment_json(const struct gm_request *r,
-			       const long *job_queue, long qi,
-			       const char *name, double weight, int *bad)
+json_t *rpa_decision_json(const struct md_analysis *m)
 {
-	json_t *ids = json_array();
-	size_t n = 0;
-	*bad |= ids == NULL;
-	for (size_t j = 0; !*bad && j < r->njobs; j++)
-		if (job_queue[j] == qi) {
-			*bad |= ju_push(ids, json_integer(r->jobs[j].job_id));
-			n++;
-		}
-	if (*bad || n == 0) {
-		json_decref(ids);
+	if (m == NULL)
 		return NULL;
-	}
-	json_t *o = json_object();
-	if (o == NULL) {
-		json_decref(ids);
-		*bad = 1;
-		return NULL;
-	}
-	*bad |= ju_set(o, "queue", ju_str(name));
-	*bad |= ju_set(o, "weight", jnum(weight));
-	*bad |= ju_set(o, "njobs", json_integer((json_int_t)n));
-	*bad |= ju_set(o, "jobIDs", ids);
-	if (*bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-json_t *rpa_decision_json(const struct gm_request *r,
-			  const struct ab_queue *qs, size_t nq,
-			  const struct dec_decision *d,
-			  const struct ab_plan *plan, const long *job_queue,
-			  const struct an_throttle *th,
-			  const struct an_user_load *u,
-			  enum an_task_class tclass)
-{
-	if (!consistent(r, qs, nq, d, plan, job_queue, th, u))
+	const struct gm_request *r = &m->req;
+	const struct an_throttle *th = &m->throttle;
+	int brokered = !th->throttled;
+	const struct ab_queue *qs = brokered ? m->aqs : NULL;
+	const struct dec_decision *d = &m->dec;
+	size_t nq = m->nqueues;
+	if (!consistent(r, qs, nq, d, &m->aplan, m->plan.job_queue, th,
+			&m->user))
 		return NULL;
 	json_t *root = json_object();
-	json_t *best = json_array(), *asg = json_array(), *un = json_array();
 	json_t *cands = json_array(), *stages = json_array();
-	int bad = !root || !best || !asg || !un || !cands || !stages;
-	int brokered = !th->throttled;
-	for (size_t b = 0; brokered && !bad && b < plan->nbest; b++) {
-		long qi = plan->best[b];
-		const char *name = qname(qs, d, (size_t)qi);
-		bad |= ju_push(best, ju_str(name));
-		json_t *o = assignment_json(r, job_queue, qi, name,
-					    d->cands[qi].weight, &bad);
-		if (o != NULL)
-			bad |= ju_push(asg, o);
-	}
-	for (size_t j = 0; !bad && j < r->njobs; j++)
-		if (!brokered || job_queue[j] < 0)
-			bad |= ju_push(un, json_integer(r->jobs[j].job_id));
+	int bad = !root || !cands || !stages;
 	for (size_t i = 0; brokered && !bad && i < nq; i++)
 		bad |= ju_push(cands, cand_json(&qs[i], &d->cands[i],
 						qname(qs, d, i)));
@@ -203,9 +159,6 @@ json_t *rpa_decision_json(const struct gm_request *r,
 		bad |= ju_push(stages, ju_stage_json(&d->stages[i]));
 	if (bad) {
 		json_decref(root);
-		json_decref(best);
-		json_decref(asg);
-		json_decref(un);
 		json_decref(cands);
 		json_decref(stages);
 		return NULL;
@@ -214,7 +167,8 @@ json_t *rpa_decision_json(const struct gm_request *r,
 	bad |= ju_set(root, "gshare", ju_str(r->t.gshare));
 	bad |= ju_set(root, "user", ju_str(r->an.user));
 	bad |= ju_set(root, "workingGroup", ju_str(r->an.working_group));
-	bad |= ju_set(root, "taskClass", ju_str(gm_task_class_name(tclass)));
+	bad |= ju_set(root, "taskClass",
+		      ju_str(gm_task_class_name(m->task_class)));
 	bad |= ju_set(root, "decision", ju_str(decision_word(d, th)));
 	if (th->throttled)
 		bad |= ju_set(root, "retryAfter",
@@ -223,14 +177,14 @@ json_t *rpa_decision_json(const struct gm_request *r,
 		bad |= ju_set(root, "retryAfter",
 			      json_integer(d->retry_after_s));
 	bad |= ju_set(root, "throttle", throttle_json(th));
-	bad |= ju_set(root, "owner", owner_json(u));
+	bad |= ju_set(root, "owner", owner_json(&m->user));
 	bad |= ju_set(root, "localityDropped",
-		      json_boolean(brokered && plan->locality_dropped));
+		      json_boolean(brokered && m->aplan.locality_dropped));
 	bad |= ju_set(root, "note",
 		      brokered && d->note[0] ? ju_str(d->note) : json_null());
-	bad |= ju_set(root, "best", best);
-	bad |= ju_set(root, "assignments", asg);
-	bad |= ju_set(root, "unassigned", un);
+	/* best, assignments (each job activated or assigned) and unassigned,
+	** the shape of the production record */
+	bad |= rpj_plan_json(root, r, m->queues, d, &m->plan) != GB_OK;
 	bad |= ju_set(root, "candidates", cands);
 	bad |= ju_set(root, "stages", stages);
 	if (bad) {
@@ -404,14 +358,19 @@ static void summary(const struct tctx *t)
 			t->r->njobs, d->retry_after_s);
 }
 
-void rpa_print_decision(FILE *out, const struct gm_request *r,
-			const struct ab_queue *qs, size_t nq,
-			const struct dec_decision *d,
-			const struct ab_plan *plan, const long *job_queue,
-			const struct an_throttle *th,
-			const struct an_user_load *u,
-			enum an_task_class tclass)
+void rpa_print_decision(FILE *out, const struct md_analysis *m)
 {
+	if (m == NULL)
+		return;
+	const struct gm_request *r = &m->req;
+	const struct an_throttle *th = &m->throttle;
+	const struct an_user_load *u = &m->user;
+	const struct ab_queue *qs = th->throttled ? NULL : m->aqs;
+	const struct dec_decision *d = &m->dec;
+	const struct ab_plan *plan = &m->aplan;
+	const long *job_queue = m->plan.job_queue;
+	size_t nq = m->nqueues;
+	enum an_task_class tclass = m->task_class;
 	if (out == NULL || !consistent(r, qs, nq, d, plan, job_queue, th, u))
 		return;
 	const char *cls = gm_task_class_name(tclass);

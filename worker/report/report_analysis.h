@@ -32,6 +32,7 @@
 #include "analbroker.h"
 #include "analysis.h"
 #include "decision.h"
+#include "model/decide.h"
 #include "model/gridmodel.h"
 
 /*
@@ -49,28 +50,20 @@
 **              "hiSiteSlots"},
 **    "localityDropped": bool (AJ-28 second pass), "note" (string or null),
 **    "best": [queue names, best first],
-**    "assignments": [{"queue", "weight", "njobs", "jobIDs": [...]}]
-**                   (per best queue that got jobs, rank order),
+**    "assignments": [{"queue", "weight", "status": "activated" |
+**                     "assigned", "jobIDs": [...]}]  (per best queue that
+**                   got jobs and job status, rank order; rpj_plan_json),
 **    "unassigned": [jobIDs no queue took],
 **    "candidates": [{"name", "type", "siteClass", "weight" (or null),
 **                    "stage", "reasons", "moreReasons", "weightDetail",
 **                    "userQueued", "userRunning"}]  (grid order),
 **    "stages": [{"name", "rule", "in", "out"}]}
 ** When throttled, candidates and stages are [] and best and assignments
-** are [], every job is unassigned, and `qs`, `plan` and `job_queue` may
-** be NULL (`d` may be NULL too). Otherwise `qs` (nq), `d` (d->ncands ==
-** nq), `plan` and `job_queue` (r->njobs entries, -1 = no queue) are
-** required. `th` and `u` are required (a "not throttled" th is fine).
+** are [], every job is unassigned. `m` is what md_decide_analysis filled.
 ** Returns a new reference the caller must json_decref, or NULL when out
 ** of memory or given NULL / inconsistent arguments.
 */
-json_t *rpa_decision_json(const struct gm_request *r,
-			  const struct ab_queue *qs, size_t nq,
-			  const struct dec_decision *d,
-			  const struct ab_plan *plan, const long *job_queue,
-			  const struct an_throttle *th,
-			  const struct an_user_load *u,
-			  enum an_task_class tclass);
+json_t *rpa_decision_json(const struct md_analysis *m);
 
 /*
 ** The decision as a table: a title line; the throttle's verdict with the
@@ -81,15 +74,8 @@ json_t *rpa_decision_json(const struct gm_request *r,
 ** code, the numbers), "===== Analysis brokerage summary =====" with one
 ** dec_stage_format() line per stage, the AJ-28 second pass when it ran,
 ** the jobs per best queue, the unassigned count and the decision line.
-** Arguments as rpa_decision_json; prints nothing when they are
-** inconsistent.
+** Prints nothing when `m` is inconsistent.
 */
-void rpa_print_decision(FILE *out, const struct gm_request *r,
-			const struct ab_queue *qs, size_t nq,
-			const struct dec_decision *d,
-			const struct ab_plan *plan, const long *job_queue,
-			const struct an_throttle *th,
-			const struct an_user_load *u,
-			enum an_task_class tclass);
+void rpa_print_decision(FILE *out, const struct md_analysis *m);
 
 #endif

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/jsonutil.h"
+#include "gb_error.h"
 
 #define RPJ_NAME_MAX 40 /* widest queue column */
 #define RPJ_SHOW_IDS 5  /* job IDs printed per assignment line */
@@ -91,17 +92,14 @@ static json_t *assignment_json(const struct gm_request *r,
 	return o;
 }
 
-json_t *rpj_decision_json(const struct gm_request *r,
-			  const struct jb_queue *queues, size_t nqueues,
-			  const struct dec_decision *d,
-			  const struct jb_plan *plan)
+int rpj_plan_json(json_t *root, const struct gm_request *r,
+		  const struct jb_queue *queues, const struct dec_decision *d,
+		  const struct jb_plan *plan)
 {
-	if (!consistent(r, queues, nqueues, d, plan))
-		return NULL;
-	json_t *root = json_object();
+	if (root == NULL || d == NULL || !consistent(r, queues, d->ncands, d, plan))
+		return GB_EINVAL;
 	json_t *best = json_array(), *asg = json_array(), *un = json_array();
-	json_t *cands = json_array(), *stages = json_array();
-	int bad = !root || !best || !asg || !un || !cands || !stages;
+	int bad = !best || !asg || !un;
 	static const enum jb_job_status order[] = {JB_JOB_ACTIVATED,
 						   JB_JOB_ASSIGNED};
 	for (size_t b = 0; !bad && b < plan->nbest; b++) {
@@ -118,6 +116,29 @@ json_t *rpj_decision_json(const struct gm_request *r,
 	for (size_t j = 0; !bad && j < r->njobs; j++)
 		if (plan->job_queue[j] < 0)
 			bad |= ju_push(un, json_integer(r->jobs[j].job_id));
+	if (bad) {
+		json_decref(best);
+		json_decref(asg);
+		json_decref(un);
+		return GB_ENOMEM;
+	}
+	/* ju_set steals its value even when it fails */
+	bad |= ju_set(root, "best", best);
+	bad |= ju_set(root, "assignments", asg);
+	bad |= ju_set(root, "unassigned", un);
+	return bad ? GB_ENOMEM : GB_OK;
+}
+
+json_t *rpj_decision_json(const struct gm_request *r,
+			  const struct jb_queue *queues, size_t nqueues,
+			  const struct dec_decision *d,
+			  const struct jb_plan *plan)
+{
+	if (!consistent(r, queues, nqueues, d, plan))
+		return NULL;
+	json_t *root = json_object();
+	json_t *cands = json_array(), *stages = json_array();
+	int bad = !root || !cands || !stages;
 	for (size_t i = 0; !bad && i < nqueues; i++)
 		bad |= ju_push(cands,
 			       ju_candidate_json(&d->cands[i],
@@ -126,9 +147,6 @@ json_t *rpj_decision_json(const struct gm_request *r,
 		bad |= ju_push(stages, ju_stage_json(&d->stages[i]));
 	if (bad) {
 		json_decref(root);
-		json_decref(best);
-		json_decref(asg);
-		json_decref(un);
 		json_decref(cands);
 		json_decref(stages);
 		return NULL;
@@ -141,9 +159,7 @@ json_t *rpj_decision_json(const struct gm_request *r,
 		bad |= ju_set(root, "retryAfter",
 			      json_integer(d->retry_after_s));
 	bad |= ju_set(root, "note", d->note[0] ? ju_str(d->note) : json_null());
-	bad |= ju_set(root, "best", best);
-	bad |= ju_set(root, "assignments", asg);
-	bad |= ju_set(root, "unassigned", un);
+	bad |= rpj_plan_json(root, r, queues, d, plan) != GB_OK;
 	bad |= ju_set(root, "candidates", cands);
 	bad |= ju_set(root, "stages", stages);
 	if (bad) {

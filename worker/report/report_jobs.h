@@ -47,6 +47,18 @@ json_t *rpj_decision_json(const struct gm_request *r,
 			  const struct jb_plan *plan);
 
 /*
+** The plan part of a job decision, shared with the analysis record
+** (report_analysis.h): sets "best" (queue names, best first),
+** "assignments" ([{"queue", "weight", "status", "jobIDs"}] per best queue
+** and job status, activated first) and "unassigned" (job IDs without a
+** queue) in `root`. `d` has one candidate per queue of `queues`. Returns
+** 0, GB_EINVAL (inconsistent arguments) or GB_ENOMEM.
+*/
+int rpj_plan_json(json_t *root, const struct gm_request *r,
+		  const struct jb_queue *queues, const struct dec_decision *d,
+		  const struct jb_plan *plan);
+
+/*
 ** The decision record the worker stores: rpj_decision_json plus "params"
 ** (the resolved jb_params the decision used, by their catalogue names)
 ** and "env" ({"now", "nucleusQueuedFiles"}), so a stored decision says

@@ -99,7 +99,7 @@ static void load_file(const char *file, struct arena *a,
 	json_decref(root);
 }
 
-static long find(const struct sca_result *r, const char *name)
+static long find(const struct md_analysis *r, const char *name)
 {
 	for (size_t i = 0; i < r->nqueues; i++)
 		if (strcmp(r->queues[i].name, name) == 0)
@@ -109,7 +109,7 @@ static long find(const struct sca_result *r, const char *name)
 }
 
 static void check_queue(const struct fexpect *x, const struct qexpect *e,
-			const struct sca_result *r)
+			const struct md_analysis *r)
 {
 	long i = find(r, e->name);
 	const struct dec_candidate *c = &r->dec.cands[i];
@@ -127,20 +127,16 @@ static void check_queue(const struct fexpect *x, const struct qexpect *e,
 	}
 	int n = 0;
 	for (size_t j = 0; j < r->req.njobs; j++)
-		n += r->job_queue[j] == i;
+		n += r->plan.job_queue[j] == i;
 	if (n != e->njobs)
 		fail_msg("%s: %s got %d jobs, expected %d", x->file, e->name, n,
 			 e->njobs);
 }
 
 /* The JSON and the table say what the result says. */
-static void check_render(const struct fexpect *x, const struct sca_result *r)
+static void check_render(const struct fexpect *x, const struct md_analysis *r)
 {
-	const struct ab_queue *aqs = r->throttle.throttled ? NULL : r->aqs;
-	const struct dec_decision *d = r->throttle.throttled ? NULL : &r->dec;
-	json_t *j = rpa_decision_json(&r->req, aqs, r->nqueues, d, &r->plan,
-				      r->job_queue, &r->throttle, &r->user,
-				      r->task_class);
+	json_t *j = rpa_decision_json(r);
 	assert_non_null(j);
 	const char *dec = json_string_value(json_object_get(j, "decision"));
 	assert_string_equal(dec, x->throttled ? "throttled"
@@ -179,8 +175,7 @@ static void check_render(const struct fexpect *x, const struct sca_result *r)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	rpa_print_decision(f, &r->req, aqs, r->nqueues, d, &r->plan,
-			   r->job_queue, &r->throttle, &r->user, r->task_class);
+	rpa_print_decision(f, r);
 	fclose(f);
 	assert_non_null(strstr(buf, "-- throttle (AJ-01..AJ-04)"));
 	if (x->throttled) {
@@ -207,7 +202,7 @@ static void test_examples(void **state)
 		struct arena a;
 		arena_init(&a, ARENA_CAP);
 		struct sca_scenario sc;
-		struct sca_result r;
+		struct md_analysis r;
 		load_file(x->file, &a, &sc);
 		assert_int_equal(sca_run(&sc, &a, &r), GB_OK);
 		assert_int_equal(r.throttle.throttled, x->throttled);
@@ -499,20 +494,18 @@ static void test_analysis_grid(void **state)
 static void test_render_inconsistent(void **state)
 {
 	(void)state;
-	struct an_throttle th = {0};
-	struct an_user_load u = {0};
-	struct gm_request r;
-	memset(&r, 0, sizeof(r));
-	/* not throttled needs a decision */
-	assert_null(rpa_decision_json(&r, NULL, 0, NULL, NULL, NULL, &th, &u,
-				      AN_CLASS_B));
-	assert_null(rpa_decision_json(&r, NULL, 0, NULL, NULL, NULL, NULL, &u,
-				      AN_CLASS_B));
-	th.throttled = 1;
-	th.rule = "AJ-02";
-	th.code = "running_jobs";
-	json_t *j = rpa_decision_json(&r, NULL, 0, NULL, NULL, NULL, &th, &u,
-				      AN_CLASS_B);
+	struct md_analysis m;
+	memset(&m, 0, sizeof(m));
+	assert_null(rpa_decision_json(NULL));
+	/* not throttled needs a decision over its queues */
+	m.nqueues = 3;
+	assert_null(rpa_decision_json(&m));
+	/* throttled: the verdict alone, every job unassigned */
+	m.nqueues = 0;
+	m.throttle.throttled = 1;
+	m.throttle.rule = "AJ-02";
+	m.throttle.code = "running_jobs";
+	json_t *j = rpa_decision_json(&m);
 	assert_non_null(j);
 	assert_string_equal(json_string_value(json_object_get(j, "decision")),
 			    "throttled");

@@ -599,7 +599,7 @@ static size_t list_len(const char *list)
 	return n;
 }
 
-static void check_example(const struct expect *x, const struct scj_result *res)
+static void check_example(const struct expect *x, const struct md_jobs *res)
 {
 	const struct dec_decision *d = &res->dec;
 	if (d->outcome != x->outcome)
@@ -649,7 +649,7 @@ static void check_example(const struct expect *x, const struct scj_result *res)
 }
 
 /* The JSON says the same as the decision: every queue once, the jobs. */
-static void check_json(const struct scj_result *res)
+static void check_json(const struct md_jobs *res)
 {
 	json_t *j = rpj_decision_json(&res->req, res->queues, res->nqueues,
 				      &res->dec, &res->plan);
@@ -694,7 +694,7 @@ static void check_json(const struct scj_result *res)
 }
 
 /* The table: the best queues, every dropped queue, the summary lines. */
-static void check_table(const struct scj_result *res)
+static void check_table(const struct md_jobs *res)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -732,7 +732,7 @@ static void test_examples(void **state)
 		struct arena a;
 		arena_init(&a, ARENA_CAP);
 		struct scj_scenario sc;
-		struct scj_result res, again;
+		struct md_jobs res, again;
 		parse_ok(root, &a, &sc);
 		assert_int_equal(scj_run(&sc, &a, &res), GB_OK);
 		check_example(&examples[i], &res);
@@ -791,7 +791,7 @@ static void test_render_inconsistent(void **state)
 	struct arena a;
 	arena_init(&a, ARENA_CAP);
 	struct scj_scenario sc;
-	struct scj_result res;
+	struct md_jobs res;
 	parse_ok(root, &a, &sc);
 	assert_int_equal(scj_run(&sc, &a, &res), GB_OK);
 	assert_null(rpj_decision_json(&res.req, res.queues, res.nqueues + 1,

@@ -1,21 +1,22 @@
 /*
-** pipeline_match.c — pilot.match: hand each pilot the right waiting job
+** route_match.c — pilot.match: hand each pilot the right waiting job
 ** (TQ-04..TQ-10), many pilots per MariaDB transaction.
 **
 ** Why batched: a pilot's match must be durable before its reply, and one
 ** durable commit costs more than everything else of a match together
 ** (about 0.6 ms here, ~1,600 commits/s per client). So deliveries are not
-** decided one by one: wk_handle_pilot_match only validates and queues
-** them, and when the AMQP pump has read every frame that was waiting
+** decided one by one: the runner decodes and validates them and this
+** route's enqueue hook queues them, and when the AMQP pump has read every frame that was waiting
 ** (amq on_idle), or the batch is full, the queued pilots are decided
 ** together:
 **
 **   refresh the in-memory task queue index if it is older than
 **   index_refresh_ms (tqsync.h)
-**   -> per pilot: tq_match over the index's views (no SQL); the picked job
+**   -> per pilot: md_match_pilot over the index's views (no SQL; the
+**      decision path `explain` runs on a match scenario); the picked job
 **      leaves the index at once, so two pilots of one batch never pick the
 **      same job
-**   -> one transaction: st_tq_claim removes the picked jobs from tq_jobs
+**   -> one transaction (wk_txn_run): st_tq_claim removes the picked jobs from tq_jobs
 **      and says which this transaction won (TQ-09); a pilot whose job
 **      another worker won picks again (up to WK_MATCH_ROUNDS picks), then
 **      st_tq_record writes every decision (matched or not, with the TQ-10
@@ -37,16 +38,15 @@
 #include <time.h>
 
 #include "base/clock.h"
-#include "report/decrec.h"
-#include "gb_error.h"
-#include "base/jsonutil.h"
 #include "base/log.h"
+#include "gb_error.h"
+#include "model/decide.h"
 #include "pipeline/pipeline_internal.h"
+#include "report/record.h"
 #include "store/store_tq.h"
 
 #define WK_MATCH_ROUNDS 3     /* picks per pilot before "claim_conflict" */
 #define WK_REQ_BYTES 8192     /* batch arena per queued request */
-#define WK_CFG_RELOAD_S 30.0  /* groups/segments re-read period */
 
 enum {
 	WK_MR_NEW = 0,     /* queued */
@@ -74,116 +74,37 @@ static void rw_free(struct wk_reply_wait *x)
 	free(x->body);
 }
 
-
-int wk_tq_init(struct wk_worker *w)
+/* The batch of struct wk_tq (the index is route_tq.c's, set up first). */
+static int match_init(struct wk_worker *w)
 {
-	struct wk_tq *t = calloc(1, sizeof(*t));
+	struct wk_tq *t = w->tq;
 	if (t == NULL)
-		return GB_ENOMEM;
+		return GB_ESTATE;
 	t->cap = (size_t)(w->cfg->match_batch > 0 ? w->cfg->match_batch : 1);
 	t->req = calloc(t->cap, sizeof(*t->req));
-	t->idx = tqi_new();
-	if (t->req == NULL || t->idx == NULL) {
-		free(t->req);
-		tqi_free(t->idx);
-		free(t);
+	if (t->req == NULL)
 		return GB_ENOMEM;
-	}
 	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
-	arena_init(&t->cfg_arena, 4u << 20);
-	w->tq = t;
 	return GB_OK;
 }
 
-void wk_tq_free(struct wk_worker *w)
+static void match_fini(struct wk_worker *w)
 {
 	struct wk_tq *t = w->tq;
 	if (t == NULL)
 		return;
-	if (t->leader && w->db && !w->db_down &&
-	    st_tq_lease_release(w->db, w->id) == GB_OK)
-		log_info("gave up the DIRAC leader lease");
-	tqi_free(t->idx);
 	for (size_t i = 0; i < t->nrw; i++)
 		rw_free(&t->rw[i]);
 	free(t->rw);
+	t->rw = NULL;
+	t->nrw = t->caprw = 0;
 	free(t->req);
+	t->req = NULL;
 	free(t->weights);
+	t->weights = NULL;
 	arena_free(&t->batch_arena);
-	arena_free(&t->cfg_arena);
-	free(t);
-	w->tq = NULL;
 }
 
-int wk_tq_config(struct wk_worker *w)
-{
-	struct wk_tq *t = w->tq;
-	double now = clk_mono();
-	if (t->cfg_at > 0 && now - t->cfg_at < WK_CFG_RELOAD_S)
-		return GB_OK;
-	struct arena fresh;
-	arena_init(&fresh, 4u << 20);
-	struct pr_config c;
-	long long *seg = NULL;
-	size_t nseg = 0;
-	int rc = st_tq_config_load(w->db, &fresh, &c, &seg, &nseg);
-	if (rc != GB_OK) {
-		arena_free(&fresh);
-		/* Keep what we had; a first load must succeed. */
-		return t->cfg_at > 0 ? GB_OK : rc;
-	}
-	arena_free(&t->cfg_arena);
-	t->cfg_arena = fresh;
-	t->pcfg = c;
-	t->seg = seg;
-	t->nseg = nseg;
-	t->cfg_at = now;
-	return GB_OK;
-}
-
-int wk_tq_job_sharing(const struct wk_worker *w, const char *group)
-{
-	const struct wk_tq *t = w->tq;
-	if (group == NULL)
-		return 0;
-	for (size_t i = 0; i < t->pcfg.ngroups; i++)
-		if (strcmp(t->pcfg.groups[i].name, group) == 0)
-			return t->pcfg.groups[i].job_sharing;
-	return 0;
-}
-
-int wk_tq_fresh(struct wk_worker *w, int force)
-{
-	struct wk_tq *t = w->tq;
-	double now = clk_mono();
-	struct tqs_stats st;
-	memset(&st, 0, sizeof(st));
-	int rc;
-	if (!t->sync.loaded) {
-		rc = tqs_load(w->db, t->idx, &t->sync, &st);
-		if (rc == GB_OK)
-			log_info("task queue index loaded: %zu task queues, %zu "
-				 "waiting jobs",
-				 tqi_ntqs(t->idx), tqi_njobs(t->idx));
-	} else if (force ||
-		   now - t->refreshed_at >= w->cfg->index_refresh_ms / 1e3) {
-		rc = tqs_refresh(w->db, t->idx, &t->sync, &st);
-		if (rc == GB_OK && (st.tqs_added || st.tqs_removed))
-			log_debug("task queue index: +%zu -%zu TQs, +%zu -%zu "
-				  "jobs, %zu priorities changed",
-				  st.tqs_added, st.tqs_removed, st.jobs_added,
-				  st.jobs_removed, st.priorities_changed);
-	} else {
-		return GB_OK;
-	}
-	if (rc != GB_OK) {
-		/* A half-applied refresh is repaired by a full load. */
-		t->sync.loaded = 0;
-		return rc;
-	}
-	t->refreshed_at = now;
-	return GB_OK;
-}
 
 /* ---- queueing ---------------------------------------------------------- */
 
@@ -201,19 +122,17 @@ static void reset_batch(struct wk_tq *t)
 
 static void flush(struct wk_worker *w);
 
-void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
-			   struct arena *a)
+static int decode(const void *body, size_t len, struct arena *a, void *req,
+		  struct cod_error *err)
+{
+	return cdt_decode_pilot(body, len, a, req, err);
+}
+
+static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
+		    void *req)
 {
 	struct wk_tq *t = w->tq;
-	struct cdt_pilot p;
-	struct cod_error err;
-	memset(&err, 0, sizeof(err));
-	int rc = cdt_decode_pilot(d->body, d->len, a, &p, &err);
-	if (rc != GB_OK) {
-		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
-			       err.problem[0] ? err.problem : gb_strerror(rc));
-		return;
-	}
+	const struct cdt_pilot p = *(const struct cdt_pilot *)req;
 	if (t->nreq == t->cap)
 		flush(w);
 	/* The same request twice in one batch (a producer re-sent it after
@@ -276,9 +195,9 @@ void wk_handle_pilot_match(struct wk_worker *w, const struct amq_delivery *d,
 		flush(w);
 }
 
-void wk_on_idle(void *ud)
+/* The idle hook: the broker has nothing more waiting, so decide now. */
+static void idle(struct wk_worker *w)
 {
-	struct wk_worker *w = ud;
 	wk_tq_replies_retry(w);
 	if (w->tq && w->tq->nreq)
 		flush(w);
@@ -468,16 +387,17 @@ static int answer_redelivered(struct wk_worker *w, struct arena *a)
 
 /* ---- deciding ---------------------------------------------------------- */
 
-/* Pick a job for every pilot still without one, from the index. */
-static void pick_all(struct wk_worker *w, struct gb_rng *rng)
+/* Pick a job for every pilot still without one, from the index. Each pick
+** draws from a stream of its own (seeded per pilot and round), so one
+** pilot's decision is reproducible from its inputs and seed alone. */
+static void pick_all(struct wk_worker *w, long long now)
 {
 	struct wk_tq *t = w->tq;
 	for (size_t i = 0; i < t->nreq; i++) {
 		struct wk_match_req *r = &t->req[i];
 		if (r->state != WK_MR_NEW)
 			continue;
-		size_t n = 0;
-		const struct tq_view *v = tqi_views(t->idx, &n);
+		size_t n = tqi_ntqs(t->idx);
 		if (n > t->nweights) {
 			double *nw = realloc(t->weights, n * sizeof(*nw));
 			if (nw == NULL) {
@@ -489,34 +409,36 @@ static void pick_all(struct wk_worker *w, struct gb_rng *rng)
 			t->weights = nw;
 			t->nweights = n;
 		}
-		struct tq_resource res;
-		tqi_resource(t->idx, r->p.setup, r->p.cpu_time, r->p.site,
-			     r->p.grid_ce, r->p.platform, r->p.pilot_type,
-			     r->p.owner_group, r->p.owner, &res);
-		res.job_sharing = wk_tq_job_sharing(w, r->p.owner_group);
-		int rc = tq_match(v, n, &res, rng, t->weights, NULL, &r->res);
-		/* The wire format caps strings at COD_MAX_STRING - 1 bytes;
-		** the text is ASCII, so cutting it is safe. */
-		char buf[COD_MAX_STRING];
-		tq_result_format(&r->res, buf, sizeof(buf));
-		if (rc != GB_OK || r->res.chosen < 0) {
+		const struct md_pilot p = {
+			.setup = r->p.setup,
+			.site = r->p.site,
+			.grid_ce = r->p.grid_ce,
+			.platform = r->p.platform,
+			.pilot_type = r->p.pilot_type,
+			.owner_group = r->p.owner_group,
+			.owner = r->p.owner,
+			.cpu_time = r->p.cpu_time,
+		};
+		struct md_match m;
+		r->seed = wk_seed(w, r->msgid, now);
+		int rc = md_match_pilot(t->idx, &t->pcfg, &p, r->seed,
+					t->weights, NULL, &m);
+		r->res = m.result;
+		r->reason = arena_strdup(&t->batch_arena, m.reason);
+		if (rc != GB_OK || m.result.chosen < 0) {
 			r->state = WK_MR_NOMATCH;
-			r->code = r->lost ? "claim_conflict"
-					  : tq_result_code(&r->res);
-			r->reason = arena_strdup(&t->batch_arena, buf);
+			r->code = r->lost ? "claim_conflict" : m.code;
 			continue;
 		}
-		const struct tq_view *c = &v[r->res.chosen];
-		r->job_id = r->res.job_id;
-		r->tq_id = c->tq_id;
-		r->prio = c->levels[r->res.level].user_priority;
-		r->tq_cpu = c->cpu_time;
-		r->owner = tqi_name(t->idx, c->owner);
-		r->owner_group = tqi_name(t->idx, c->owner_group);
-		r->reason = arena_strdup(&t->batch_arena, buf);
+		r->job_id = m.job_id;
+		r->tq_id = m.tq_id;
+		r->prio = m.user_priority;
+		r->tq_cpu = m.tq_cpu;
+		r->owner = m.owner;
+		r->owner_group = m.owner_group;
 		r->state = WK_MR_PICKED;
 		/* Out of the index now: the next pilot of this batch must not
-		** see it. tqi_job_remove invalidates `v`; re-read next time. */
+		** see it. */
 		tqi_job_remove(t->idx, r->tq_id, r->job_id);
 	}
 }
@@ -561,9 +483,10 @@ static int claim_all(struct wk_worker *w, size_t *lost)
 }
 
 /* After a rollback: the claimed and picked jobs are waiting again. */
-static void undo(struct wk_worker *w)
+static void undo(struct wk_txn *x, void *arg)
 {
-	struct wk_tq *t = w->tq;
+	(void)arg;
+	struct wk_tq *t = x->w->tq;
 	for (size_t i = 0; i < t->nreq; i++) {
 		struct wk_match_req *r = &t->req[i];
 		if (r->state == WK_MR_MATCHED || r->state == WK_MR_PICKED)
@@ -577,79 +500,48 @@ static void undo(struct wk_worker *w)
 }
 
 /*
-** The decision record (decrec.h) kept with the decision for `gridbroker
-** why`: the TQ-10 counts as stages (what each filter that rejected any
-** TQ left of those considered, in the filters' table order, which is the
-** order tq_check applies them), each stage's cut with its rule, and the pick. Per-TQ reasons are
-** not kept here: matching is the hot path (many pilots a second over
-** hundreds of TQs) and the per-filter counts already say which criterion
-** failed; `gridbroker explain` on a match scenario lists every TQ.
+** The decision record (record.h) kept with the decision for `gridbroker
+** why`: what `explain` prints for the same pilot and index. Per-TQ
+** verdicts are not kept here: matching is the hot path (many pilots a
+** second over hundreds of TQs) and the per-filter counts already say which
+** criterion failed; `gridbroker explain` on a match scenario lists every
+** TQ.
 */
-static char *detail_json(struct arena *a, const struct wk_match_req *r)
+static char *record(struct arena *a, const struct wk_match_req *r)
 {
-	const struct tq_result *m = &r->res;
-	json_t *o = json_object(), *by = json_object(), *st = json_array();
-	int bad = o == NULL || by == NULL || st == NULL;
-	long in = (long)m->in;
-	for (int f = 0; !bad && f < TQ_NFILTERS; f++) {
-		const struct tq_filter_desc *fd = tq_filter((enum tq_filter_id)f);
-		long cut = (long)m->rejected[f];
-		if (cut == 0)
-			continue; /* PanDA-style: only the stages that cut */
-		json_t *s = json_object();
-		/* s belongs to st from here, so every failure below frees it */
-		bad |= ju_push(st, s) || ju_set(s, "name", ju_str(fd->name)) ||
-		       ju_set(s, "rule", ju_str(fd->rule)) ||
-		       ju_set(s, "in", json_integer(in)) ||
-		       ju_set(s, "out", json_integer(in - cut));
-		if (!bad) {
-			json_t *c = json_object();
-			bad |= ju_set(s, "cut", c) ||
-			       ju_set(c, "rule", ju_str(fd->rule)) ||
-			       ju_set(c, "code", ju_str(fd->name)) ||
-			       ju_set(c, "count", json_integer(cut)) ||
-			       ju_set(by, fd->name, json_integer(cut));
-		}
-		in -= cut;
-	}
-	int matched = r->state == WK_MR_MATCHED;
-	bad |= bad || ju_set(o, "decision", ju_str(matched ? "matched"
-							    : "nomatch")) ||
-	       ju_set(o, "code", ju_str(r->code)) ||
-	       ju_set(o, "reason", ju_str(r->reason)) ||
-	       ju_set(o, "pilot", ju_str(r->p.pilot_id)) ||
-	       ju_set(o, "site", ju_str(r->p.site)) ||
-	       ju_set(o, "tq", matched ? json_integer(r->tq_id) : json_null()) ||
-	       ju_set(o, "job", matched ? json_integer(r->job_id) : json_null()) ||
-	       ju_set(o, "considered", json_integer((json_int_t)m->in)) ||
-	       ju_set(o, "matched", json_integer((json_int_t)m->matched)) ||
-	       ju_set(o, "empty", json_integer((json_int_t)m->empty)) ||
-	       ju_set(o, "entrants", json_integer((json_int_t)m->entrants)) ||
-	       ju_set(o, "topCpuTime", json_integer(m->top_cpu)) ||
-	       ju_set(o, "lotteryTotal", json_real(m->lottery_total)) ||
-	       ju_set(o, "lostClaims", json_integer(r->lost)) ||
-	       json_object_set(o, "rejectedBy", by) ||
-	       json_object_set(o, "stages", st);
-	json_decref(by);
-	json_decref(st);
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	char *s = dr_finish(o, DR_RECORD_MAX);
+	const struct rec_pilot rp = {
+		.pilot_id = r->p.pilot_id,
+		.setup = r->p.setup,
+		.site = r->p.site,
+		.grid_ce = r->p.grid_ce,
+		.platform = r->p.platform,
+		.pilot_type = r->p.pilot_type,
+		.owner_group = r->p.owner_group,
+		.owner = r->p.owner,
+		.cpu_time = r->p.cpu_time,
+		.res = &r->res,
+		.matched = r->state == WK_MR_MATCHED,
+		.code = r->code,
+		.reason = r->reason,
+		.tq_id = r->tq_id,
+		.job_id = r->job_id,
+		.user_priority = r->prio,
+		.tq_cpu = r->tq_cpu,
+		.owner_dn = r->owner,
+		.tq_owner_group = r->owner_group,
+		.lost = r->lost,
+	};
+	char *s = rec_match(&rp);
 	char *out = s ? arena_strdup(a, s) : NULL;
 	free(s);
 	return out;
 }
 
 /* Queue one batch event (all matched or all not) in the outbox. */
-static int batch_event(struct wk_worker *w, const char *event, int matched,
-		       long long now, struct arena *a,
-		       struct st_outbox_row *row, int *have)
+static int batch_event(struct wk_txn *x, const char *event, int matched)
 {
-	struct wk_tq *t = w->tq;
-	*have = 0;
-	struct cdt_match *items = arena_alloc(a, t->nreq * sizeof(*items));
+	struct wk_tq *t = x->w->tq;
+	struct cdt_match *items = arena_alloc(x->a, t->nreq * sizeof(*items));
 	if (items == NULL)
 		return GB_ETOOBIG;
 	size_t n = 0;
@@ -672,28 +564,24 @@ static int batch_event(struct wk_worker *w, const char *event, int matched,
 		char msgid[96];
 		snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-%s",
 			 items[0].decision_id, matched ? "matched" : "nomatch");
-		rc = wk_outbox_row(w, msgid, event, first_req, &sb, now, a,
-				   row);
-		*have = rc == GB_OK;
+		rc = wk_txn_event_id(x, msgid, event, first_req, &sb);
 	}
 	msgpack_sbuffer_destroy(&sb);
 	return rc;
 }
 
 /*
-** One attempt: pick, claim (re-picking for lost claims), record, queue the
-** events, commit. Returns 0 or an error after rolling back (and undoing
-** the index changes).
+** The batch's transaction body: pick, claim (re-picking for lost claims),
+** record, queue the events. A rollback undoes the index changes (undo).
 */
-static int decide_batch(struct wk_worker *w, long long now, struct arena *a,
-			struct st_outbox_row ev[2], int have[2])
+static int batch_body(struct wk_txn *x, void *arg)
 {
+	(void)arg;
+	struct wk_worker *w = x->w;
 	struct wk_tq *t = w->tq;
-	struct gb_rng rng;
-	gb_rng_seed(&rng, wk_seed(w, t->req[0].msgid, now));
-	int rc = st_begin(w->db);
+	int rc = GB_OK;
 	for (int round = 0; rc == GB_OK && round < WK_MATCH_ROUNDS; round++) {
-		pick_all(w, &rng);
+		pick_all(w, x->now);
 		size_t lost = 0;
 		rc = claim_all(w, &lost);
 		if (lost == 0)
@@ -712,7 +600,7 @@ static int decide_batch(struct wk_worker *w, long long now, struct arena *a,
 	struct st_tq_match_rec *recs = NULL;
 	size_t nrec = 0;
 	if (rc == GB_OK) {
-		recs = arena_alloc(a, t->nreq * sizeof(*recs));
+		recs = arena_alloc(x->a, t->nreq * sizeof(*recs));
 		if (recs == NULL)
 			rc = GB_ETOOBIG;
 	}
@@ -721,41 +609,32 @@ static int decide_batch(struct wk_worker *w, long long now, struct arena *a,
 		if (r->state == WK_MR_DONE)
 			continue;
 		fill_match(r, &recs[nrec].m);
-		recs[nrec].detail_json = detail_json(a, r);
+		recs[nrec].detail_json = record(x->a, r);
 		nrec++;
 	}
 	for (size_t off = 0; rc == GB_OK && off < nrec;
 	     off += ST_TQ_RECORD_MAX) {
 		size_t k = nrec - off < ST_TQ_RECORD_MAX ? nrec - off
 							 : ST_TQ_RECORD_MAX;
-		rc = st_tq_record(w->db, recs + off, k, now);
+		rc = st_tq_record(w->db, recs + off, k, x->now);
 	}
 	if (rc == GB_OK) {
 		size_t j = 0;
 		for (size_t i = 0; i < t->nreq; i++)
 			if (t->req[i].state != WK_MR_DONE)
 				t->req[i].decision_id = recs[j++].m.decision_id;
-		rc = batch_event(w, "pilot.matched", 1, now, a, &ev[0],
-				 &have[0]);
+		rc = batch_event(x, "pilot.matched", 1);
 	}
 	if (rc == GB_OK)
-		rc = batch_event(w, "pilot.nomatch", 0, now, a, &ev[1],
-				 &have[1]);
-	if (rc == GB_OK)
-		rc = st_commit(w->db);
-	if (rc != GB_OK) {
-		if (w->db)
-			st_rollback(w->db);
-		undo(w);
-		have[0] = have[1] = 0;
-	}
+		rc = batch_event(x, "pilot.nomatch", 0);
 	return rc;
 }
 
 /* After the commit: reply, publish the events, settle the deliveries. */
-static void answer_batch(struct wk_worker *w, struct st_outbox_row ev[2],
-			 const int have[2], struct arena *a)
+static void answer_batch(struct wk_txn *x)
 {
+	struct wk_worker *w = x->w;
+	struct arena *a = x->a;
 	struct wk_tq *t = w->tq;
 	uint64_t *tags = arena_alloc(a, t->nreq * sizeof(*tags) + 1);
 	size_t ntags = 0;
@@ -819,13 +698,10 @@ static void answer_batch(struct wk_worker *w, struct st_outbox_row ev[2],
 	/* Ack on the confirm of the last event. When it cannot be published
 	** now, ack at once: the decisions are committed and the outbox relay
 	** publishes the events later. */
-	int order[2], n = 0, settled = 0;
-	for (int k = 0; k < 2; k++)
-		if (have[k])
-			order[n++] = k;
-	for (int j = 0; j < n; j++) {
-		const struct st_outbox_row *row = &ev[order[j]];
-		if (j == n - 1 && ntags)
+	int settled = 0;
+	for (size_t j = 0; j < x->nrows; j++) {
+		const struct st_outbox_row *row = &x->rows[j];
+		if (j + 1 == x->nrows && ntags)
 			settled = wk_publish_row_acks(w, row, gen, tags,
 						      ntags) == GB_OK;
 		else
@@ -879,36 +755,27 @@ static void flush(struct wk_worker *w)
 		rc = wk_tq_fresh(w, 0);
 	if (rc == GB_OK)
 		rc = answer_redelivered(w, &a);
-	struct st_outbox_row ev[2];
-	int have[2] = {0, 0};
+	struct wk_txn x;
+	wk_txn_init(&x, w, &a, NULL, "pilot.match");
 	for (int attempt = 0; rc == GB_OK; attempt++) {
-		long long now = clk_now();
-		rc = decide_batch(w, now, &a, ev, have);
+		rc = wk_txn_run(&x, batch_body, NULL, undo);
 		if (rc == GB_OK) {
 			wk_crash_point("after-commit");
-			answer_batch(w, ev, have, &a);
+			answer_batch(&x);
 			break;
 		}
-		if (rc == GB_EDUP) {
-			/* A request of the batch was decided before without
-			** the redelivered flag (published twice, or the flag
-			** lost): answer those from their records, decide the
-			** rest in the next attempt. */
-			for (size_t i = 0; i < t->nreq; i++)
-				if (t->req[i].state == WK_MR_NEW)
-					t->req[i].state = WK_MR_REDELIVERED;
-			rc = answer_redelivered(w, &a);
-			if (rc == GB_OK && attempt + 1 < WK_DB_RETRIES)
-				continue;
-			if (rc == GB_OK)
-				rc = GB_EDUP;
+		if (rc != GB_EDUP)
 			break;
-		}
-		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES) {
-			rc = GB_OK;
-			continue;
-		}
-		break;
+		/* A request of the batch was decided before without the
+		** redelivered flag (published twice, or the flag lost): answer
+		** those from their records, decide the rest in the next
+		** attempt. */
+		for (size_t i = 0; i < t->nreq; i++)
+			if (t->req[i].state == WK_MR_NEW)
+				t->req[i].state = WK_MR_REDELIVERED;
+		rc = answer_redelivered(w, &a);
+		if (rc == GB_OK && attempt + 1 >= WK_DB_RETRIES)
+			rc = GB_EDUP;
 	}
 	if (rc != GB_OK) {
 		wk_db_failed(w, rc, "pilot.match batch");
@@ -917,3 +784,13 @@ static void flush(struct wk_worker *w)
 	arena_free(&a);
 	reset_batch(t);
 }
+
+const struct wk_route wk_route_match = {
+	.key = "pilot.match",
+	.size = sizeof(struct cdt_pilot),
+	.decode = decode,
+	.enqueue = enqueue,
+	.init = match_init,
+	.fini = match_fini,
+	.idle = idle,
+};

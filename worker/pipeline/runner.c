@@ -1,7 +1,12 @@
 /*
-** pipeline.c — request handling: validate, decide in one transaction,
-** publish the event with a confirm, then ack. See pipeline.h for the shape
-** and why nothing is lost or done twice.
+** runner.c — the request runner: every delivery goes through here, is
+** checked, decoded by its route's row, decided in one transaction that
+** claims its message id, and acked once its events are confirmed. The
+** transaction runner (wk_txn_run), publishing, confirms, dead-lettering,
+** the redelivery path and the outbox relay exist here once; what differs
+** between request types is a row of the route table (routes.c), which
+** the daemon hands to wk_init: this file names no handler. See pipeline.h
+** for the shape and why nothing is lost or done twice.
 */
 #include "pipeline/pipeline.h"
 
@@ -14,13 +19,10 @@
 #include <time.h>
 
 #include "base/clock.h"
-#include "codec/codec.h"
-#include "report/decrec.h"
 #include "gb_error.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "pipeline/pipeline_internal.h"
-#include "report/report.h"
 #include "store/store_summary.h"
 
 #define WK_RELAY_BATCH 50  /* outbox rows relayed per scan */
@@ -37,30 +39,44 @@ struct wk_pending {
 	double t0;           /* clk_mono() at the publish (metrics) */
 };
 
-int wk_init(struct wk_worker *w, const struct gb_config *cfg, const char *id)
+int wk_init(struct wk_worker *w, const struct gb_config *cfg, const char *id,
+	    const struct wk_route *const *routes)
 {
 	memset(w, 0, sizeof(*w));
 	w->mx_type = w->mx_outcome = -1;
 	w->cfg = cfg;
+	w->routes = routes;
 	snprintf(w->id, sizeof(w->id), "%s", id);
 	w->npend = (size_t)(cfg->amqp_confirm_window > 0 ? cfg->amqp_confirm_window
 						     : 1);
 	w->pend = calloc(w->npend, sizeof(*w->pend));
 	if (w->pend == NULL)
 		return GB_ENOMEM;
-	int rc = wk_tq_init(w);
-	if (rc != GB_OK) {
-		free(w->pend);
-		w->pend = NULL;
+	for (size_t i = 0; routes[i]; i++) {
+		int rc = routes[i]->init ? routes[i]->init(w) : GB_OK;
+		if (rc != GB_OK) {
+			while (i-- > 0)
+				if (routes[i]->fini)
+					routes[i]->fini(w);
+			free(w->pend);
+			w->pend = NULL;
+			return rc;
+		}
 	}
-	return rc;
+	return GB_OK;
 }
 
 void wk_free(struct wk_worker *w)
 {
 	for (size_t i = 0; w->pend && i < w->npend; i++)
 		free(w->pend[i].tags);
-	wk_tq_free(w);
+	/* In reverse: a route's state may rest on an earlier one's. */
+	size_t n = 0;
+	while (w->routes && w->routes[n])
+		n++;
+	while (n-- > 0)
+		if (w->routes[n]->fini)
+			w->routes[n]->fini(w);
 	wk_park_drop(w);
 	free(w->pend);
 	w->pend = NULL;
@@ -289,127 +305,129 @@ void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 	p->tag = d->tag;
 }
 
-/* ---- deciding ---------------------------------------------------------- */
+/* ---- one transaction --------------------------------------------------- */
 
 uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now)
 {
 	return gb_hash64(request_id) ^ (uint64_t)now ^ (++w->seq_counter << 32);
 }
 
-int wk_outbox_row(struct wk_worker *w, const char *message_id,
-		  const char *event, const char *request_id,
-		  const msgpack_sbuffer *sb, long long now, struct arena *a,
-		  struct st_outbox_row *row)
+void wk_txn_init(struct wk_txn *t, struct wk_worker *w, struct arena *a,
+		 const char *request_id, const char *key)
 {
-	memset(row, 0, sizeof(*row));
-	row->message_id = arena_strdup(a, message_id);
-	row->exchange = arena_strdup(a, AMQ_EX_EVENTS);
-	row->routing_key = arena_strdup(a, event);
-	row->type = row->routing_key;
-	row->body = arena_alloc(a, sb->size ? sb->size : 1);
-	row->len = sb->size;
-	if (!row->message_id || !row->exchange || !row->routing_key ||
-	    !row->body)
-		return GB_ENOMEM;
-	memcpy(row->body, sb->data, sb->size);
-	return st_outbox_add(w->db, row->message_id, request_id, row->exchange,
-			     row->routing_key, row->type, row->body, row->len,
-			     w->id, now + w->cfg->outbox_lease, &row->id);
+	memset(t, 0, sizeof(*t));
+	t->w = w;
+	t->a = a;
+	t->request_id = request_id;
+	t->key = key;
 }
 
-int wk_outbox_event(struct wk_worker *w, const char *event,
-		    long long decision_id, const char *request_id,
-		    const msgpack_sbuffer *sb, long long now, struct arena *a,
-		    struct st_outbox_row *row)
+/* Room for one more element of an arena array (the arena never frees, so
+** growing copies; these arrays stay small: a request's events and lines). */
+static int grow(struct arena *a, void **arr, size_t n, size_t *cap,
+		size_t size)
 {
-	char msgid[64];
-	snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
-	return wk_outbox_row(w, msgid, event, request_id, sb, now, a, row);
-}
-
-/*
-** Inside the caller's transaction: load the state, run the engine, record
-** the decision and queue its event. `row` gets the event (memory in `a`).
-*/
-static int decide_and_record(struct wk_worker *w, const struct tb_task *task,
-			     const char *request_id, long long now,
-			     struct arena *a, struct st_outbox_row *row)
-{
-	struct prm_set set;
-	int rc = st_params_load(w->db, a, &set);
-	if (rc != GB_OK)
-		return rc;
-	struct tb_params p;
-	tb_params_resolve(&set, task->gshare, &p);
-	struct tb_nucleus *nuclei = NULL;
-	size_t n = 0;
-	rc = st_tb_state(w->db, task, a, &nuclei, &n);
-	if (rc != GB_OK)
-		return rc;
-	struct dec_candidate *cands =
-		n ? arena_alloc(a, n * sizeof(*cands)) : NULL;
-	if (n && cands == NULL)
+	if (n < *cap)
+		return GB_OK;
+	size_t ncap = *cap ? *cap * 2 : 4;
+	void *p = arena_alloc(a, ncap * size);
+	if (p == NULL)
 		return GB_ETOOBIG;
-	struct gb_rng rng;
-	gb_rng_seed(&rng, wk_seed(w, request_id, now));
-	struct dec_decision dec;
-	rc = tb_broker(task, nuclei, n, &p, &rng, cands, &dec);
-	if (rc != GB_OK)
-		return rc;
-	mx_wk_decision(&dec);
-
-	const char *nucleus = dec.chosen >= 0 ? cands[dec.chosen].name : NULL;
-	long long retry_at =
-		dec.outcome == DEC_PENDING ? now + dec.retry_after_s : 0;
-	json_t *detail = rpt_decision_json(&dec);
-	char *detail_s = dr_finish(detail, DR_RECORD_MAX);
-	long long decision_id = 0;
-	rc = st_task_decide(w->db, task, &dec, nucleus, now, retry_at,
-			    request_id, detail_s ? detail_s : "{}",
-			    &decision_id);
-	free(detail_s);
-	if (rc != GB_OK)
-		return rc;
-
-	const char *event = dec.outcome == DEC_ASSIGNED ? "task.assigned"
-							: "task.pending";
-	struct cod_task_event ev = {
-		.event = event,
-		.decision_id = decision_id,
-		.request_id = request_id,
-		.task = task,
-		.nuclei = nuclei,
-		.dec = &dec,
-		.decided_at = now,
-		.retry_at = retry_at,
-	};
-	msgpack_sbuffer sb;
-	msgpack_sbuffer_init(&sb);
-	rc = cod_encode_task_event(&ev, &sb);
-	if (rc == GB_OK)
-		rc = wk_outbox_event(w, event, decision_id, request_id, &sb, now,
-				     a, row);
-	msgpack_sbuffer_destroy(&sb);
-	if (rc != GB_OK)
-		return rc;
-
-	if (nucleus)
-		wk_decided(w, request_id, task->task_id, dec.outcome,
-			   "task %lld assigned to %s (%zu of %zu nuclei "
-			   "eligible) decision %lld request %s",
-			   task->task_id, nucleus, dec_alive(&dec), n,
-			   decision_id, request_id);
-	else
-		wk_decided(w, request_id, task->task_id, dec.outcome,
-			   "task %lld pending, retry in %d s (0 of %zu nuclei "
-			   "eligible) decision %lld request %s",
-			   task->task_id, dec.retry_after_s, n, decision_id,
-			   request_id);
+	if (n)
+		memcpy(p, *arr, n * size);
+	*arr = p;
+	*cap = ncap;
 	return GB_OK;
 }
 
+int wk_txn_event_id(struct wk_txn *t, const char *message_id,
+		    const char *event, const char *request_id,
+		    const msgpack_sbuffer *sb)
+{
+	struct wk_worker *w = t->w;
+	int rc = grow(t->a, (void **)&t->rows, t->nrows, &t->caprows,
+		      sizeof(*t->rows));
+	if (rc != GB_OK)
+		return rc;
+	struct st_outbox_row *row = &t->rows[t->nrows];
+	memset(row, 0, sizeof(*row));
+	row->message_id = arena_strdup(t->a, message_id);
+	row->exchange = arena_strdup(t->a, AMQ_EX_EVENTS);
+	row->routing_key = arena_strdup(t->a, event);
+	row->type = row->routing_key;
+	row->body = arena_alloc(t->a, sb->size ? sb->size : 1);
+	row->len = sb->size;
+	if (!row->message_id || !row->exchange || !row->routing_key ||
+	    !row->body)
+		return GB_ETOOBIG;
+	memcpy(row->body, sb->data, sb->size);
+	rc = st_outbox_add(w->db, row->message_id, request_id, row->exchange,
+			   row->routing_key, row->type, row->body, row->len,
+			   w->id, t->now + w->cfg->outbox_lease, &row->id);
+	if (rc == GB_OK)
+		t->nrows++;
+	return rc;
+}
+
+int wk_txn_event(struct wk_txn *t, const char *event, long long decision_id,
+		 const char *request_id, const msgpack_sbuffer *sb)
+{
+	char msgid[64];
+	snprintf(msgid, sizeof(msgid), "gb-decision-%lld", decision_id);
+	return wk_txn_event_id(t, msgid, event, request_id, sb);
+}
+
+static struct wk_note *note_add(struct wk_txn *t, const char *fmt,
+				va_list ap)
+{
+	if (grow(t->a, (void **)&t->notes, t->nnotes, &t->capnotes,
+		 sizeof(*t->notes)) != GB_OK)
+		return NULL;
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	struct wk_note *n = &t->notes[t->nnotes];
+	memset(n, 0, sizeof(*n));
+	n->msg = arena_strdup(t->a, msg);
+	if (n->msg == NULL)
+		return NULL;
+	t->nnotes++;
+	return n;
+}
+
+void wk_txn_log(struct wk_txn *t, int level, const char *field1,
+		const char *field2, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	struct wk_note *n = note_add(t, fmt, ap);
+	va_end(ap);
+	if (n == NULL)
+		return;
+	n->level = level;
+	size_t k = 0;
+	if (field1)
+		n->fields[k++] = arena_strdup(t->a, field1);
+	if (field2)
+		n->fields[k++] = arena_strdup(t->a, field2);
+}
+
+void wk_txn_decided(struct wk_txn *t, const char *request_id, long long task_id,
+		    enum dec_outcome outcome, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	struct wk_note *n = note_add(t, fmt, ap);
+	va_end(ap);
+	if (n == NULL)
+		return;
+	n->decided = 1;
+	n->outcome = outcome;
+	n->request_id = request_id ? arena_strdup(t->a, request_id) : NULL;
+	n->task_id = task_id;
+}
+
 void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
-		enum dec_outcome outcome, const char *fmt, ...)
+		enum dec_outcome outcome, const char *msg)
 {
 	w->n_decided++;
 	wk_mx_outcome(w, outcome == DEC_ASSIGNED ? MX_O_ASSIGNED : MX_O_PENDING);
@@ -417,17 +435,71 @@ void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
 		w->n_assigned++;
 	else
 		w->n_pending++;
-	char msg[512], f_req[220], f_task[64], f_out[48];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", request_id);
+	char f_req[220], f_task[64], f_out[48];
+	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s",
+		 request_id ? request_id : "");
 	snprintf(f_task, sizeof(f_task), "GB_TASK_ID=%lld", task_id);
 	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
 		 dec_outcome_name(outcome));
 	const char *fields[] = {f_req, f_task, f_out, NULL};
 	log_fields(LOG_LVL_INFO, fields, "%s", msg);
+}
+
+int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
+	       void *arg, void (*undo)(struct wk_txn *t, void *arg))
+{
+	struct wk_worker *w = t->w;
+	int rc = GB_EDBGONE;
+	for (t->attempt = 0; t->attempt < WK_DB_RETRIES; t->attempt++) {
+		t->nrows = t->nnotes = t->done = 0;
+		t->db_error[0] = '\0';
+		t->now = clk_now();
+		rc = w->db ? st_begin(w->db) : GB_EDBGONE;
+		if (rc == GB_OK)
+			rc = body(t, arg);
+		if (rc == GB_OK)
+			rc = st_commit(w->db);
+		if (rc == GB_OK)
+			break;
+		if (w->db) {
+			snprintf(t->db_error, sizeof(t->db_error), "%s",
+				 st_error(w->db));
+			st_rollback(w->db);
+		}
+		if (undo)
+			undo(t, arg);
+		if (rc != GB_EDBRETRY)
+			return rc;
+	}
+	if (rc != GB_OK)
+		return rc;
+	for (size_t i = 0; i < t->nnotes; i++) {
+		const struct wk_note *n = &t->notes[i];
+		if (n->decided)
+			wk_decided(w, n->request_id, n->task_id, n->outcome,
+				   n->msg);
+		else
+			log_fields(n->level, n->fields, "%s", n->msg);
+	}
+	return GB_OK;
+}
+
+void wk_txn_publish(struct wk_txn *t, const struct amq_delivery *d)
+{
+	if (t->nrows == 0) {
+		if (d)
+			amq_ack(t->w->amq, d->gen, d->tag);
+		return;
+	}
+	for (size_t i = 0; i < t->nrows; i++)
+		wk_publish_row(t->w, &t->rows[i], i + 1 == t->nrows ? d : NULL);
+}
+
+size_t wk_publishable(const struct wk_worker *w, size_t per_item, size_t want)
+{
+	size_t used = wk_inflight(w);
+	size_t free = w->npend > used ? w->npend - used : 0;
+	return want < free / per_item ? want : free / per_item;
 }
 
 /* Test seam: GB_TEST_CRASH_AT=after-commit kills the process right after
@@ -442,17 +514,29 @@ void wk_crash_point(const char *where)
 	}
 }
 
-/* The request was decided before: republish what is still unsent. */
-void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
-		    long long now, struct arena *a)
+int wk_refuse_inconsistent(const struct wk_txn *t, const void *req, int rc,
+			   const char **field, char *problem, size_t n)
 {
-	w->n_dup++;
-	wk_mx_outcome(w, MX_O_DUPLICATE);
+	(void)t;
+	(void)req;
+	if (rc != GB_EINVAL)
+		return 0;
+	*field = "task";
+	snprintf(problem, n, "rejected by the engine as inconsistent");
+	return 1;
+}
+
+/* ---- one request ------------------------------------------------------- */
+
+/* The request was decided before: republish what is still unsent. */
+static void redelivered(struct wk_worker *w, const struct amq_delivery *d,
+			struct arena *a)
+{
 	struct st_outbox_row *rows = NULL;
 	size_t n = 0;
 	int rc = st_outbox_claim_request(w->db, d->props.message_id, w->id,
-					 now, w->cfg->outbox_lease, a, &rows,
-					 &n);
+					 clk_now(), w->cfg->outbox_lease, a,
+					 &rows, &n);
 	if (rc != GB_OK) {
 		wk_db_failed(w, rc, "outbox claim for a redelivered request");
 		wk_requeue(w, d);
@@ -468,74 +552,78 @@ void wk_redelivered(struct wk_worker *w, const struct amq_delivery *d,
 		wk_publish_row(w, &rows[i], i + 1 == n ? d : NULL);
 }
 
-static void handle_task_broker(struct wk_worker *w,
-			       const struct amq_delivery *d, struct arena *a)
+struct request {
+	const struct wk_route *rt;
+	void *req;
+};
+
+/* The body of a request's transaction: claim its message id, then the
+** route decides. */
+static int request_body(struct wk_txn *t, void *arg)
 {
-	struct tb_task task;
+	const struct request *q = arg;
+	int already = 0;
+	int rc = st_claim_message(t->w->db, t->request_id, q->rt->key, t->now,
+				  &already);
+	if (rc != GB_OK)
+		return rc;
+	if (already)
+		return WK_ALREADY;
+	return q->rt->decide(t, q->req);
+}
+
+static void run_request(struct wk_worker *w, const struct wk_route *rt,
+			const struct amq_delivery *d, struct arena *a)
+{
 	struct cod_error err;
 	memset(&err, 0, sizeof(err));
-	int rc = cod_decode_task(d->body, d->len, a, &task, &err);
+	void *req = arena_alloc(a, rt->size ? rt->size : 1);
+	int rc = req ? rt->decode(d->body, d->len, a, req, &err) : GB_ETOOBIG;
 	if (rc != GB_OK) {
 		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
-			    err.problem[0] ? err.problem : gb_strerror(rc));
+			       err.problem[0] ? err.problem : gb_strerror(rc));
 		return;
 	}
-	const char *msgid = d->props.message_id;
-	for (int attempt = 0;; attempt++) {
-		long long now = clk_now();
-		int already = 0;
-		struct st_outbox_row row;
-		rc = st_begin(w->db);
-		if (rc == GB_OK)
-			rc = st_claim_message(w->db, msgid, "task.broker", now,
-					      &already);
-		if (rc == GB_OK && already) {
-			st_rollback(w->db);
-			wk_redelivered(w, d, now, a);
-			return;
-		}
-		if (rc == GB_OK)
-			rc = st_task_save(w->db, &task, msgid, now);
-		if (rc == GB_OK)
-			rc = decide_and_record(w, &task, msgid, now, a, &row);
-		if (rc == GB_OK)
-			rc = st_commit(w->db);
-		if (rc == GB_OK) {
-			wk_crash_point("after-commit");
-			wk_publish_row(w, &row, d);
-			return;
-		}
-		if (w->db)
-			st_rollback(w->db);
-		if (rc == GB_EDBRETRY && attempt + 1 < WK_DB_RETRIES)
-			continue;
-		if (rc == GB_EINVAL) {
-			wk_dead_letter(w, d, "task", "rejected by the engine as "
-						  "inconsistent");
-			return;
-		}
-		wk_db_failed(w, rc, "task.broker");
+	if (rt->enqueue) {
+		rt->enqueue(w, d, req);
+		return;
+	}
+	if (rt->prepare && (rc = rt->prepare(w, req)) != GB_OK) {
+		wk_db_failed(w, rc, rt->key);
 		wk_requeue(w, d);
 		return;
 	}
+	struct wk_txn t;
+	wk_txn_init(&t, w, a, d->props.message_id, rt->key);
+	struct request q = {rt, req};
+	rc = wk_txn_run(&t, request_body, &q, NULL);
+	if (rc == GB_OK) {
+		wk_crash_point("after-commit");
+		wk_txn_publish(&t, d);
+		return;
+	}
+	if (rc == WK_ALREADY) {
+		w->n_dup++;
+		wk_mx_outcome(w, MX_O_DUPLICATE);
+		if (rt->republish) {
+			redelivered(w, d, a);
+		} else {
+			log_info("%s %s was processed before", rt->key,
+				 d->props.message_id);
+			amq_ack(w->amq, d->gen, d->tag);
+		}
+		return;
+	}
+	const char *field = NULL;
+	char problem[512] = "";
+	if (rt->refuse &&
+	    rt->refuse(&t, req, rc, &field, problem, sizeof(problem))) {
+		wk_dead_letter(w, d, field, problem);
+		return;
+	}
+	wk_db_failed(w, rc, rt->key);
+	wk_requeue(w, d);
 }
-
-/* What each request type is handled by (tmux's cmd_table[] shape); the
-** queues consumed are amq_request_types[] of amqp_topology.c. */
-struct wk_route {
-	const char *key;
-	void (*fn)(struct wk_worker *w, const struct amq_delivery *d,
-		   struct arena *a);
-};
-
-static const struct wk_route wk_routes[] = {
-	{"task.broker", handle_task_broker},
-	{"job.broker", wk_handle_job_broker},
-	{"job.submit", wk_handle_job_submit},
-	{"pilot.match", wk_handle_pilot_match},
-	{"job.status", wk_handle_job_status},
-	{NULL, NULL},
-};
 
 /* Outcomes that are decisions: they get a latency observation. */
 static int mx_is_decision(enum mx_outcome o)
@@ -608,12 +696,12 @@ static void on_delivery(struct wk_worker *w, const struct amq_delivery *d)
 	}
 	struct arena a;
 	arena_init(&a, (size_t)w->cfg->max_decode_bytes);
-	const struct wk_route *r = wk_routes;
-	while (r->key && (d->routing_key == NULL ||
-			  strcmp(d->routing_key, r->key) != 0))
+	const struct wk_route *const *r = w->routes;
+	while (*r && (d->routing_key == NULL ||
+		      strcmp(d->routing_key, (*r)->key) != 0))
 		r++;
-	if (r->key) {
-		r->fn(w, d, &a);
+	if (*r) {
+		run_request(w, *r, d, &a);
 	} else {
 		char problem[160];
 		snprintf(problem, sizeof(problem),
@@ -626,52 +714,22 @@ static void on_delivery(struct wk_worker *w, const struct amq_delivery *d)
 
 /* ---- periodic work ---------------------------------------------------- */
 
-static void tasks_pending_scan(struct wk_worker *w)
-{
-	long long now = clk_now();
-	struct arena a;
-	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
-	long long ids[WK_RETRY_BATCH];
-	struct st_outbox_row rows[WK_RETRY_BATCH];
-	size_t n = 0, done = 0;
-	int rc = st_begin(w->db);
-	if (rc == GB_OK)
-		rc = st_pending_due(w->db, now, WK_RETRY_BATCH, ids, &n);
-	for (size_t i = 0; rc == GB_OK && i < n; i++) {
-		struct tb_task task;
-		char reqid[96];
-		snprintf(reqid, sizeof(reqid), "gb-retry-%lld-%lld", ids[i],
-			 now);
-		rc = st_task_load(w->db, ids[i], &a, &task);
-		if (rc == GB_OK)
-			rc = decide_and_record(w, &task, reqid, now, &a,
-					       &rows[done]);
-		if (rc == GB_OK)
-			done++;
-	}
-	if (rc == GB_OK)
-		rc = st_commit(w->db);
-	if (rc != GB_OK) {
-		st_rollback(w->db);
-		wk_db_failed(w, rc, "pending retry scan");
-	} else {
-		for (size_t i = 0; i < done; i++)
-			wk_publish_row(w, &rows[i], NULL);
-		w->n_retried += done;
-		mx_wk_request(MX_T_TASK_BROKER, MX_O_RETRIED, (double)done);
-		if (done)
-			log_info("retried %zu pending task(s)", done);
-	}
-	arena_free(&a);
-}
-
 void wk_pending_scan(struct wk_worker *w)
 {
-	if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
-		return;
-	tasks_pending_scan(w);
-	if (w->db && !w->db_down)
-		wk_jobs_pending_scan(w);
+	for (size_t i = 0; w->routes[i]; i++) {
+		if (w->db == NULL || w->db_down || !amq_is_up(w->amq))
+			return;
+		if (w->routes[i]->retry)
+			w->routes[i]->retry(w);
+	}
+}
+
+void wk_on_idle(void *ud)
+{
+	struct wk_worker *w = ud;
+	for (size_t i = 0; w->routes[i]; i++)
+		if (w->routes[i]->idle)
+			w->routes[i]->idle(w);
 }
 
 void wk_backlog_scan(struct wk_worker *w)

@@ -1,0 +1,78 @@
+/*
+** record.h — the decision record of each kind (prefix rec_): what the
+** worker stores with a decision (decisions.detail, pilot_matches.detail)
+** and what `gridbroker explain --json` prints for the same inputs.
+**
+** One function per kind turns what the decision path returned
+** (model/decide.h) into the kind's detail object and finishes it into the
+** record (decrec.h: digest, stage cuts, size bound). The worker and
+** `explain` both call these, so the same inputs give the same record,
+** digest included, and one renderer (why_render.h) prints either.
+*/
+#ifndef GB_RECORD_H
+#define GB_RECORD_H
+
+#include "model/decide.h"
+
+/*
+** The record text of a decision, at most DR_RECORD_MAX bytes of compact
+** JSON: a malloc'd string for free(), or NULL when out of memory or given
+** an inconsistent decision.
+**   rec_task      report.h's task detail
+**   rec_jobs      report_jobs.h's detail with the parameters and env
+**   rec_analysis  report_analysis.h's detail
+*/
+char *rec_task(const struct md_task *d);
+char *rec_jobs(const struct md_jobs *d);
+char *rec_analysis(const struct md_analysis *d);
+
+/* One pilot's match: its description, the match and the final verdict. */
+struct rec_pilot {
+	const char *pilot_id, *setup, *site, *grid_ce, *platform,
+		*pilot_type, *owner_group, *owner;
+	long long cpu_time;
+	int job_sharing;             /* its group's JOB_SHARING */
+	const struct tq_result *res; /* the (last) pick's counts */
+	int matched;                 /* a job was given (claimed) */
+	const char *code, *reason;   /* TQ-10: "matched" or why not */
+	long long tq_id, job_id;     /* when matched */
+	int user_priority;
+	long long tq_cpu;
+	const char *owner_dn, *tq_owner_group; /* the TQ's */
+	int lost;                    /* picks another worker claimed first
+					(not digested: no re-run knows it) */
+};
+
+/*
+** The record of a pilot.match decision:
+**   {"decision": "matched" | "nomatch", "code", "reason", "pilot" (id),
+**    "site", "resource": {"setup", "cpuTime", "gridCE", "platform",
+**    "pilotType", "ownerGroup", "ownerDN", "jobSharing"}, "tq", "job",
+**    "userPriority", "tqOwnerDN", "tqOwnerGroup", "tqCpuTime" (null when
+**    nothing matched), "considered", "matched", "empty", "entrants",
+**    "topCpuTime", "lotteryTotal", "rejectedBy": {filter: count},
+**    "stages": [{"name", "rule", "in", "out", "cut"}] (the filters that
+**    cut, in table order), and after the digest "lostClaims"}.
+*/
+char *rec_match(const struct rec_pilot *p);
+
+/* One job a timeout rule fired for (or TO-13 moved). */
+struct rec_timeout {
+	long long job_id, task_id;
+	const char *queue, *gshare;  /* queue NULL: none */
+	enum to_status status;
+	const struct to_verdict *v;
+	const struct to_rebro_in *in;   /* TO-13 only, else NULL */
+	const struct to_rebro_out *out; /* TO-13 only, else NULL */
+};
+
+/*
+** The record of a timeout or fast-rebrokerage decision:
+**   {"jobID", "taskID", "queue" (or null), "gshare", "status", "rule",
+**    "what", "age", "limit" (s), "action", "fastRebro": {"nQueue", "nRun",
+**    "nQueueTotal", "ratioLimit", "fracLimit", "nQueueLimit", "excess"}
+**    (TO-13 only), "decision" (the action)}.
+*/
+char *rec_timeout(const struct rec_timeout *t);
+
+#endif
