@@ -609,6 +609,7 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 			    verdict, &m);
 	if (rc != GB_OK)
 		return rc;
+	out->m = m;
 	out->match = m.result;
 	out->job_sharing = m.res.job_sharing;
 	for (size_t i = 0; i < n; i++) {

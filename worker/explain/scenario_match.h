@@ -37,6 +37,7 @@
 #include "codec/codec_tq.h"
 #include "decision.h"
 #include "explain/dirac_json.h"
+#include "model/decide.h"
 #include "priority.h"
 #include "taskqueue.h"
 
@@ -111,7 +112,8 @@ struct scm_result {
 	struct scm_row *rows;   /* one per TQ, ascending tq_id (the order the
 				   worker's index hands to tq_match) */
 	size_t nrows;
-	struct tq_result match; /* tq_match's counts */
+	struct md_match m;      /* the decision path's result (the pick) */
+	struct tq_result match; /* tq_match's counts (m.result) */
 	long chosen;            /* index into rows, -1 when no job */
 	long long job_id;       /* 0 when none */
 	int job_priority;       /* the chosen job's UserPriority */

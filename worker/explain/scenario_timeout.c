@@ -49,8 +49,8 @@ static const struct ju_fld queue_flds[] = {
 
 /* A job as the file has it; currentPriority is an int in to_job. */
 struct job_rec {
-	long long job_id;
-	const char *status, *queue, *sub_status;
+	long long job_id, task_id;
+	const char *status, *queue, *sub_status, *gshare;
 	long long since, created, heartbeat;
 	long prio;
 };
@@ -58,6 +58,8 @@ struct job_rec {
 static const struct ju_fld job_flds[] = {
 	JU_TEXT("description"),
 	JU_LLNG("jobID", J, job_id, JU_F_REQ, 1),
+	JU_LLNG("taskID", J, task_id, 0, 0),
+	JU_STR("gshare", J, gshare, 0, ""),
 	JU_STR("status", J, status, JU_F_REQ | JU_F_NONEMPTY, NULL),
 	JU_STR("queue", J, queue, JU_F_NONEMPTY, NULL),
 	JU_TIME("statusSince", J, since, JU_F_REQ),
@@ -136,6 +138,8 @@ static int job_item(const struct ju_ctx *c, json_t *v, const char *path,
 		.own_stageout = r.sub_status[0] != '\0',
 	};
 	j->queue = r.queue;
+	j->task_id = r.task_id;
+	j->gshare = r.gshare;
 	j->sub_status = r.sub_status;
 	j->qidx = -1;
 	return GB_OK;

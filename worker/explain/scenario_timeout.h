@@ -47,6 +47,8 @@ struct sct_queue {
 
 struct sct_job {
 	struct to_job j;        /* j.workflow = the queue's workflow */
+	long long task_id;      /* taskID, 0 when not given */
+	const char *gshare;     /* gshare, "" when not given */
 	const char *queue;      /* NULL: no queue */
 	const char *sub_status; /* jobSubStatus, "" = none */
 	long qidx;              /* index in sct_scenario.queues, -1 none */

@@ -19,11 +19,13 @@
 #include <msgpack.h>
 
 #include "base/arena.h"
+#include "base/log.h"
 #include "base/metrics.h"
 #include "codec/codec.h"
 #include "codec/codec_panda.h"
 #include "codec/codec_tq.h"
 #include "decision.h"
+#include "model/decide.h"
 #include "model/tqindex.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/tqsync.h"
@@ -38,7 +40,7 @@
 /* A line to log once the transaction commits (a rolled-back decision must
 ** not be logged as made). */
 struct wk_note {
-	int level;                /* LOG_LVL_* */
+	enum log_level level;
 	int decided;              /* count it as a decision (wk_decided) */
 	enum dec_outcome outcome; /* when decided */
 	const char *request_id;   /* GB_REQUEST_ID, may be NULL */
@@ -95,7 +97,7 @@ int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 ** up to two journal fields ("GB_JOB_ID=42"; NULL for none);
 ** wk_txn_decided also counts a decision (assigned, pending, throttled)
 ** with the journal fields GB_REQUEST_ID, GB_TASK_ID and GB_OUTCOME. */
-void wk_txn_log(struct wk_txn *t, int level, const char *field1,
+void wk_txn_log(struct wk_txn *t, enum log_level level, const char *field1,
 		const char *field2, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 void wk_txn_decided(struct wk_txn *t, const char *request_id, long long task_id,
@@ -219,6 +221,12 @@ void wk_crash_point(const char *where);
 int wk_refuse_inconsistent(const struct wk_txn *t, const void *req, int rc,
 			   const char **field, char *problem, size_t n);
 
+/* A route's retry hook: run `body` (which counts what it decided in
+** t->done) in one transaction, publish its events, count and log them as
+** retried requests of `type` ("task", "job request": `what`). */
+void wk_retry_scan(struct wk_worker *w, enum mx_rtype type, const char *what,
+		   int (*body)(struct wk_txn *t, void *arg));
+
 /* Free confirm slots: how many rows can be published now. */
 size_t wk_publishable(const struct wk_worker *w, size_t per_item,
 		      size_t want);
@@ -230,11 +238,13 @@ struct wk_match_req {
 	uint64_t gen, tag;
 	char *msgid, *reply_to, *corr_id;
 	struct cdt_pilot p;
+	struct md_pilot mp;      /* p as the decision path reads it */
 	int state;               /* WK_MR_* of route_match.c */
 	long long job_id, tq_id; /* the current pick */
 	int prio;                /* its UserPriority (to put it back) */
 	int lost;                /* picks other workers claimed first */
 	uint64_t seed;           /* of the last pick's draws */
+	int job_sharing;         /* its group has JOB_SHARING */
 	struct tq_result res;
 	const char *code, *reason;
 	long long tq_cpu;

@@ -180,6 +180,16 @@ static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
 	r->p.pilot_type = keep(t, p.pilot_type);
 	r->p.owner_group = keep(t, p.owner_group);
 	r->p.owner = keep(t, p.owner);
+	r->mp = (struct md_pilot){
+		.setup = r->p.setup,
+		.site = r->p.site,
+		.grid_ce = r->p.grid_ce,
+		.platform = r->p.platform,
+		.pilot_type = r->p.pilot_type,
+		.owner_group = r->p.owner_group,
+		.owner = r->p.owner,
+		.cpu_time = r->p.cpu_time,
+	};
 	if (r->msgid == NULL || r->p.pilot_id == NULL || r->p.setup == NULL ||
 	    r->p.site == NULL || (d->props.reply_to && r->reply_to == NULL) ||
 	    (d->props.correlation_id && r->corr_id == NULL)) {
@@ -409,21 +419,12 @@ static void pick_all(struct wk_worker *w, long long now)
 			t->weights = nw;
 			t->nweights = n;
 		}
-		const struct md_pilot p = {
-			.setup = r->p.setup,
-			.site = r->p.site,
-			.grid_ce = r->p.grid_ce,
-			.platform = r->p.platform,
-			.pilot_type = r->p.pilot_type,
-			.owner_group = r->p.owner_group,
-			.owner = r->p.owner,
-			.cpu_time = r->p.cpu_time,
-		};
 		struct md_match m;
 		r->seed = wk_seed(w, r->msgid, now);
-		int rc = md_match_pilot(t->idx, &t->pcfg, &p, r->seed,
+		int rc = md_match_pilot(t->idx, &t->pcfg, &r->mp, r->seed,
 					t->weights, NULL, &m);
 		r->res = m.result;
+		r->job_sharing = m.res.job_sharing;
 		r->reason = arena_strdup(&t->batch_arena, m.reason);
 		if (rc != GB_OK || m.result.chosen < 0) {
 			r->state = WK_MR_NOMATCH;
@@ -511,14 +512,8 @@ static char *record(struct arena *a, const struct wk_match_req *r)
 {
 	const struct rec_pilot rp = {
 		.pilot_id = r->p.pilot_id,
-		.setup = r->p.setup,
-		.site = r->p.site,
-		.grid_ce = r->p.grid_ce,
-		.platform = r->p.platform,
-		.pilot_type = r->p.pilot_type,
-		.owner_group = r->p.owner_group,
-		.owner = r->p.owner,
-		.cpu_time = r->p.cpu_time,
+		.p = r->mp,
+		.job_sharing = r->job_sharing,
 		.res = &r->res,
 		.matched = r->state == WK_MR_MATCHED,
 		.code = r->code,

@@ -123,21 +123,7 @@ static int retry_body(struct wk_txn *t, void *arg)
 
 static void retry(struct wk_worker *w)
 {
-	struct arena a;
-	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
-	struct wk_txn t;
-	wk_txn_init(&t, w, &a, NULL, NULL);
-	int rc = wk_txn_run(&t, retry_body, NULL, NULL);
-	if (rc != GB_OK) {
-		wk_db_failed(w, rc, "pending retry scan");
-	} else {
-		wk_txn_publish(&t, NULL);
-		w->n_retried += t.done;
-		mx_wk_request(MX_T_TASK_BROKER, MX_O_RETRIED, (double)t.done);
-		if (t.done)
-			log_info("retried %zu pending task(s)", t.done);
-	}
-	arena_free(&a);
+	wk_retry_scan(w, MX_T_TASK_BROKER, "task", retry_body);
 }
 
 const struct wk_route wk_route_task = {

@@ -211,6 +211,16 @@ int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
 	return GB_OK;
 }
 
+/* Ack what a confirmed publish settles: its delivery, or a group
+** commit's deliveries. */
+static void ack_all(struct wk_worker *w, const struct wk_pending *p)
+{
+	if (p->has_delivery)
+		amq_ack(w->amq, p->gen, p->tag);
+	for (size_t i = 0; i < p->ntags; i++)
+		amq_ack(w->amq, p->gen, p->tags[i]);
+}
+
 void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 {
 	struct wk_worker *w = ud;
@@ -229,10 +239,7 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 			if (rc != GB_OK)
 				wk_db_failed(w, rc, "outbox mark sent");
 		}
-		if (p->has_delivery)
-			amq_ack(w->amq, p->gen, p->tag);
-		for (size_t i = 0; i < p->ntags; i++)
-			amq_ack(w->amq, p->gen, p->tags[i]);
+		ack_all(w, p);
 		break;
 	case AMQ_CONFIRM_NACK:
 		/* The broker refused the event. The decision is committed and
@@ -244,10 +251,7 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 		log_warn("broker refused publish %" PRIu64
 			 "; the outbox relay sends it later",
 			 seq);
-		if (p->has_delivery)
-			amq_ack(w->amq, p->gen, p->tag);
-		for (size_t i = 0; i < p->ntags; i++)
-			amq_ack(w->amq, p->gen, p->tags[i]);
+		ack_all(w, p);
 		break;
 	case AMQ_CONFIRM_LOST:
 		/* Connection gone: the broker requeues the delivery itself. */
@@ -394,7 +398,7 @@ static struct wk_note *note_add(struct wk_txn *t, const char *fmt,
 	return n;
 }
 
-void wk_txn_log(struct wk_txn *t, int level, const char *field1,
+void wk_txn_log(struct wk_txn *t, enum log_level level, const char *field1,
 		const char *field2, const char *fmt, ...)
 {
 	va_list ap;
@@ -713,6 +717,28 @@ static void on_delivery(struct wk_worker *w, const struct amq_delivery *d)
 }
 
 /* ---- periodic work ---------------------------------------------------- */
+
+void wk_retry_scan(struct wk_worker *w, enum mx_rtype type, const char *what,
+		   int (*body)(struct wk_txn *t, void *arg))
+{
+	struct arena a;
+	arena_init(&a, (size_t)w->cfg->max_decode_bytes * 4);
+	struct wk_txn t;
+	wk_txn_init(&t, w, &a, NULL, NULL);
+	int rc = wk_txn_run(&t, body, NULL, NULL);
+	if (rc != GB_OK) {
+		char why[96];
+		snprintf(why, sizeof(why), "pending %s retry scan", what);
+		wk_db_failed(w, rc, why);
+	} else {
+		wk_txn_publish(&t, NULL);
+		w->n_retried += t.done;
+		mx_wk_request(type, MX_O_RETRIED, (double)t.done);
+		if (t.done)
+			log_info("retried %zu pending %s(s)", t.done, what);
+	}
+	arena_free(&a);
+}
 
 void wk_pending_scan(struct wk_worker *w)
 {

@@ -76,19 +76,19 @@ char *rec_match(const struct rec_pilot *p)
 	json_t *rs = json_object();
 	int bad = !o || !by || !st || !rs || match_stages(m, st, by);
 	int y = p->matched;
-	bad |= bad || ju_set(rs, "setup", ju_str(p->setup)) ||
-	       ju_set(rs, "cpuTime", json_integer(p->cpu_time)) ||
-	       ju_set(rs, "gridCE", ju_str(p->grid_ce)) ||
-	       ju_set(rs, "platform", ju_str(p->platform)) ||
-	       ju_set(rs, "pilotType", ju_str(p->pilot_type)) ||
-	       ju_set(rs, "ownerGroup", ju_str(p->owner_group)) ||
-	       ju_set(rs, "ownerDN", ju_str(p->owner)) ||
+	bad |= bad || ju_set(rs, "setup", ju_str(p->p.setup)) ||
+	       ju_set(rs, "cpuTime", json_integer(p->p.cpu_time)) ||
+	       ju_set(rs, "gridCE", ju_str(p->p.grid_ce)) ||
+	       ju_set(rs, "platform", ju_str(p->p.platform)) ||
+	       ju_set(rs, "pilotType", ju_str(p->p.pilot_type)) ||
+	       ju_set(rs, "ownerGroup", ju_str(p->p.owner_group)) ||
+	       ju_set(rs, "ownerDN", ju_str(p->p.owner)) ||
 	       ju_set(rs, "jobSharing", json_boolean(p->job_sharing));
 	bad |= bad || ju_set(o, "decision", ju_str(y ? "matched" : "nomatch")) ||
 	       ju_set(o, "code", ju_str(p->code)) ||
 	       ju_set(o, "reason", ju_str(p->reason)) ||
 	       ju_set(o, "pilot", ju_str(p->pilot_id)) ||
-	       ju_set(o, "site", ju_str(p->site)) ||
+	       ju_set(o, "site", ju_str(p->p.site)) ||
 	       json_object_set(o, "resource", rs) ||
 	       ju_set(o, "tq", or_null_int(y, p->tq_id)) ||
 	       ju_set(o, "job", or_null_int(y, p->job_id)) ||

@@ -28,9 +28,8 @@ char *rec_analysis(const struct md_analysis *d);
 
 /* One pilot's match: its description, the match and the final verdict. */
 struct rec_pilot {
-	const char *pilot_id, *setup, *site, *grid_ce, *platform,
-		*pilot_type, *owner_group, *owner;
-	long long cpu_time;
+	const char *pilot_id;
+	struct md_pilot p;           /* what it offers */
 	int job_sharing;             /* its group's JOB_SHARING */
 	const struct tq_result *res; /* the (last) pick's counts */
 	int matched;                 /* a job was given (claimed) */

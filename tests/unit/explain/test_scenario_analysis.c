@@ -214,7 +214,7 @@ static void test_examples(void **state)
 			assert_null(r.aqs);
 		} else {
 			assert_int_equal(r.dec.outcome, x->outcome);
-			assert_int_equal(r.plan.locality_dropped,
+			assert_int_equal(r.aplan.locality_dropped,
 					 x->locality_dropped);
 			size_t nq = 0;
 			for (; nq < N(x->q) && x->q[nq].name; nq++)

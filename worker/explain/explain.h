@@ -1,0 +1,83 @@
+/*
+** explain.h — `gridbroker explain` as a library (prefix ex_): a scenario
+** file of any kind decided through the worker's decision path and turned
+** into the records the worker would store.
+**
+** ex_run tells the kind from the file's shape ("kind": "timeout"; a
+** "queues" key with an analysis or production task; "taskQueues"; else a
+** task scenario), parses it (the parsers of scenario*.h), decides it with
+** model/decide.h and builds each decision's record with report/record.h:
+** one record for a task, job, analysis or match scenario, one per job a
+** timeout rule fires for. The CLI prints them (and, for a match or timeout
+** scenario, what only an offline run can show: every task queue's verdict,
+** every job's next check); the digest-equality test compares them with
+** what the workers stored.
+*/
+#ifndef GB_EXPLAIN_H
+#define GB_EXPLAIN_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "base/arena.h"
+#include "explain/scenario.h"
+#include "explain/scenario_analysis.h"
+#include "explain/scenario_jobs.h"
+#include "explain/scenario_match.h"
+#include "explain/scenario_timeout.h"
+#include "model/decide.h"
+
+enum ex_kind {
+	EX_TASK = 0,
+	EX_JOBS,
+	EX_ANALYSIS,
+	EX_MATCH,
+	EX_TIMEOUT,
+};
+
+/* The kind's name: "task", "jobs", "analysis", "pilot", "timeout" (the
+** kind column of the decision records). */
+const char *ex_kind_name(enum ex_kind k);
+
+struct ex_record {
+	const char *text;     /* the record as the worker stores it */
+	const char *subject;  /* task id, pilot id or job id */
+	const char *outcome;  /* assigned, pending, throttled, matched,
+				 nomatch, or the timeout's action */
+	const char *chosen;   /* nucleus, best queue, job id; NULL: none */
+	long long job_id;     /* timeout: the job; else 0 */
+};
+
+struct ex_result {
+	enum ex_kind kind;
+	struct ex_record *records; /* nrecords, in `a` */
+	size_t nrecords;
+	/* The scenario and the decision path's result, for what only an
+	** offline run shows (one member is set, by kind). */
+	union {
+		struct scn_task_scenario task;
+		struct scj_scenario jobs;
+		struct sca_scenario analysis;
+		struct scm_scenario match;
+		struct sct_scenario timeout;
+	} in;
+	union {
+		struct md_task task;
+		struct md_jobs jobs;
+		struct md_analysis analysis;
+		struct scm_result match;
+		struct sct_result timeout;
+	} out;
+};
+
+/*
+** Decide scenario `root` (not modified) as described above; everything
+** lives in `a`. Returns 0, a parse error with "PATH: problem" in err, or
+** the decision path's error (err says which step). `out` points into
+** itself (the resolved requests): fill it in place, do not copy it.
+*/
+int ex_run(json_t *root, struct arena *a, struct ex_result *out, char *err,
+	   size_t errlen);
+
+#endif
