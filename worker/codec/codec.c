@@ -925,8 +925,8 @@ int cod_get_maps(const msgpack_object *o, const char *field,
 	}
 	for (size_t u = 0; u < nuniq; u++) {
 		size_t first, second;
-		if (find_dup_field(el, n, m->size, &m->uniq[u], ids, tmp, &first,
-				   &second))
+		if (find_dup_field(el, n, m->size, &m->uniq[u], ids, tmp,
+				   &first, &second))
 			return dup_fail(err, field, second, m->uniq[u].key,
 					m->uniq[u].what, first);
 	}

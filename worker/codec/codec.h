@@ -260,11 +260,11 @@ int cod_decode_msg(const void *buf, size_t len, struct arena *a,
 
 /* A field that no two elements of an array may share (cod_get_maps). */
 struct cod_unique {
-	const char *key; /* its row, for the path "field[i].key" */
+	const char *key;  /* its row, for the path "field[i].key" */
 	const char *what; /* "duplicate <what> (also field[j])" */
-	size_t off;      /* where an element holds it */
-	int is_str;      /* 1: a const char *; 0: a long long, of which only
-			    values > 0 are compared (0 is an absent row) */
+	size_t off;       /* where an element holds it */
+	int is_str;       /* 1: a const char *; 0: a long long, of which
+			     only values > 0 are compared (0: row absent) */
 };
 
 #define COD_MAX_UNIQUE 2
@@ -292,10 +292,11 @@ struct cod_maps {
 };
 
 /*
-** Read the array of maps `o` at `field` as `m` says into elements allocated
-** in `a` (everything is allocated before the first element is decoded, so
-** input sizes never drive allocation beyond m->max). *elems gets them
-** (NULL when the array is empty), *n their number; `base` is passed to
+** Read the array of maps `o` at `field` as `m` says. The elements and the
+** space to sort their unique fields are allocated in `a` (freed with it)
+** before the first element is decoded, sized by the array, which is
+** refused first when longer than m->max. *elems gets the elements (NULL
+** when the array is empty), *n their number; `base` is passed to
 ** m->check. Returns 0 or an error code with `err` naming the field.
 */
 int cod_get_maps(const msgpack_object *o, const char *field,
@@ -304,8 +305,8 @@ int cod_get_maps(const msgpack_object *o, const char *field,
 
 /*
 ** An array of at most `max` non-empty strings (cod_get_str at "field[i]"),
-** copied into `a`: *v gets them (NULL when the array is empty), *n their
-** number. With `dup_what` not NULL a string twice is GB_EDUP at the later
+** copied into `a` (freed with it): *v gets them (NULL when the array is
+** empty), *n their number. With `dup_what` not NULL a string twice is GB_EDUP at the later
 ** one, "duplicate <dup_what> (also field[j])". Returns 0 or an error code
 ** with `err` filled.
 */

@@ -42,8 +42,6 @@
 #include "model/gridmodel.h"
 #include "base/timefmt.h"
 
-#define NELEM(x) COD_NELEM(x)
-
 /* A status update holds a handful of values; the cap leaves room for the
 ** fields PanDA's producers add (jobMetrics, pilotID, ...). */
 #define CDP_SMALL_VALUES 65536
@@ -171,7 +169,7 @@ static const char *const status_words[] = {
 	"failed",   "closed",   "cancelled",    "started",   "heartbeat",
 	NULL,
 };
-_Static_assert(NELEM(status_words) == NELEM(status_map) + 1,
+_Static_assert(COD_NELEM(status_words) == COD_NELEM(status_map) + 1,
 	       "status_words and status_map must list the same words");
 
 static int get_status(const msgpack_object *o, const char *field,
@@ -255,7 +253,7 @@ static const struct cod_field status_fields[] = {
 };
 
 static const struct cod_msg status_msg = {CDP_SMALL_VALUES, status_fields,
-					  NELEM(status_fields), NULL};
+					  COD_NELEM(status_fields), NULL};
 
 int cdp_decode_status(const void *buf, size_t len, struct arena *a,
 		      struct cdp_status *out, struct cod_error *err)

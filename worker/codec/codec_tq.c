@@ -36,8 +36,6 @@
 
 #include "gb_error.h"
 
-#define NELEM(x) COD_NELEM(x)
-
 /* pilot.match, job.status and a reply hold a few dozen values; the cap
 ** leaves room for fields producers add before workers know them. */
 #define CDT_SMALL_VALUES 65536
@@ -121,14 +119,15 @@ static const struct cod_field job_fields[] = {
 	SET_ROW("gridMiddlewares", TQ_F_GRID_MIDDLEWARES),
 };
 
-/* A jobID twice in one submission: the second copy would either be
-** silently lost or inserted twice. */
-static const struct cdt_job job_init = {.user_priority = 1}; /* DIRAC's */
+/* Each job starts with DIRAC's default UserPriority. A jobID twice in one
+** submission is refused: the second copy would either be silently lost or
+** inserted twice. */
+static const struct cdt_job job_init = {.user_priority = 1};
 static const struct cod_maps job_maps = {
 	.max = CDT_MAX_JOBS,
 	.what = "job",
 	.f = job_fields,
-	.nf = NELEM(job_fields),
+	.nf = COD_NELEM(job_fields),
 	.size = sizeof(struct cdt_job),
 	.init = &job_init,
 	.uniq = {{"jobID", "jobID", JOB(job_id), 0}},
@@ -152,7 +151,7 @@ static const struct cod_field submit_fields[] = {
 };
 
 static const struct cod_msg submit_msg = {CDT_MAX_VALUES, submit_fields,
-					  NELEM(submit_fields), NULL};
+					  COD_NELEM(submit_fields), NULL};
 
 int cdt_decode_submit(const void *buf, size_t len, struct arena *a,
 		      struct cdt_submit *out, struct cod_error *err)
@@ -255,7 +254,7 @@ static const struct cod_field pilot_fields[] = {
 };
 
 static const struct cod_msg pilot_msg = {CDT_SMALL_VALUES, pilot_fields,
-					 NELEM(pilot_fields), NULL};
+					 COD_NELEM(pilot_fields), NULL};
 
 int cdt_decode_pilot(const void *buf, size_t len, struct arena *a,
 		     struct cdt_pilot *out, struct cod_error *err)
@@ -352,7 +351,7 @@ static int get_rejected(const msgpack_object *o, const char *field,
 {
 	(void)spec;
 	return cod_decode_fields(o, field, rejected_fields,
-				 NELEM(rejected_fields), base, a, err);
+				 COD_NELEM(rejected_fields), base, a, err);
 }
 
 static const struct cod_field count_fields[] = {
@@ -407,8 +406,8 @@ static int get_counts(const msgpack_object *o, const char *field,
 	(void)spec;
 	struct cnt_dec c;
 	memset(&c, 0, sizeof(c));
-	int rc = cod_decode_fields(o, field, count_fields, NELEM(count_fields),
-				   &c, a, err);
+	int rc = cod_decode_fields(o, field, count_fields,
+				   COD_NELEM(count_fields), &c, a, err);
 	if (rc == GB_OK)
 		rc = counts_check(&c, field, err);
 	if (rc != GB_OK)
@@ -444,7 +443,7 @@ static const struct cod_field reply_fields[] = {
 	{"counts", COD_F_CUSTOM, 1, 0, 0, 0, 0, 0, get_counts},
 };
 
-#define NITEM_FIELDS (NELEM(reply_fields) - 1)
+#define NITEM_FIELDS (COD_NELEM(reply_fields) - 1)
 
 /*
 ** The rules between a match's fields: code "matched" exactly when the
@@ -474,7 +473,7 @@ static int match_check(const struct cdt_match *m, const char *path,
 		{"ownerGroup", m->owner_group != NULL},
 		{"cpuTime", m->tq_cpu_time != 0},
 	};
-	for (size_t i = 0; i < NELEM(job); i++) {
+	for (size_t i = 0; i < COD_NELEM(job); i++) {
 		if (job[i].present == m->matched)
 			continue;
 		join(field, sizeof(field), path, job[i].key);
@@ -487,7 +486,7 @@ static int match_check(const struct cdt_match *m, const char *path,
 }
 
 static const struct cod_msg reply_msg = {CDT_SMALL_VALUES, reply_fields,
-					 NELEM(reply_fields), NULL};
+					 COD_NELEM(reply_fields), NULL};
 
 int cdt_decode_reply(const void *buf, size_t len, struct arena *a,
 		     struct cdt_match *out, struct cod_error *err)
@@ -531,7 +530,7 @@ static int counts_of(const struct cdt_match *m, struct cnt_dec *c)
 {
 	size_t v[3 + TQ_NFILTERS] = {m->considered, m->matched_tqs, m->empty};
 	memcpy(v + 3, m->rejected, sizeof(m->rejected));
-	for (size_t i = 0; i < NELEM(v); i++)
+	for (size_t i = 0; i < COD_NELEM(v); i++)
 		if (v[i] > (size_t)CDT_MAX_COUNT)
 			return 0;
 	c->considered = (long long)m->considered;
@@ -674,7 +673,7 @@ static const struct cod_field event_fields[] = {
 };
 
 static const struct cod_msg event_msg = {CDT_MAX_VALUES, event_fields,
-					 NELEM(event_fields), NULL};
+					 COD_NELEM(event_fields), NULL};
 
 int cdt_decode_match_event(const void *buf, size_t len, struct arena *a,
 			   struct cdt_match **items, size_t *n,
@@ -710,7 +709,8 @@ int cdt_encode_match_event(const char *event, const struct cdt_match *items,
 	for (size_t i = 0; i < n; i++)
 		if (!match_ok(&items[i]) || items[i].matched != matched)
 			return GB_EINVAL;
-	int rc = cod_ids_unique(items, n, sizeof(items[0]), MAT(decision_id), 0);
+	int rc = cod_ids_unique(items, n, sizeof(items[0]), MAT(decision_id),
+				0);
 	if (rc == GB_OK && matched)
 		rc = cod_ids_unique(items, n, sizeof(items[0]), MAT(job_id), 1);
 	if (rc != GB_OK)
@@ -792,7 +792,7 @@ static const struct cod_field status_fields[] = {
 };
 
 static const struct cod_msg status_msg = {CDT_SMALL_VALUES, status_fields,
-					  NELEM(status_fields), NULL};
+					  COD_NELEM(status_fields), NULL};
 
 int cdt_decode_status(const void *buf, size_t len, struct arena *a,
 		      struct cdt_status *out, struct cod_error *err)
