@@ -336,6 +336,26 @@ static void copy_short(char *dst, amqp_bytes_t b)
 	dst[n] = '\0';
 }
 
+/*
+** Read the header and body frames that follow the method in `f` (a
+** basic.deliver or basic.return) into `msg`, which the caller destroys,
+** under the watchdog like every library call that may write. 0, or
+** GB_EAMQP after fail() naming `what`.
+*/
+static int read_content(struct amq_conn *c, const amqp_frame_t *f,
+			const char *what, amqp_message_t *msg)
+{
+	amq_guard_arm(&c->guard, c->fd, AMQ_IO_LIMIT_S);
+	amqp_rpc_reply_t r = amqp_read_message(c->conn, f->channel, msg, 0);
+	int fired = amq_guard_disarm(&c->guard);
+	if (r.reply_type == AMQP_RESPONSE_NORMAL)
+		return GB_OK;
+	char why[300];
+	amq_reply_text(r, why, sizeof(why));
+	fail(c, "reading %s: %s%s", what, why, cut(fired));
+	return GB_EAMQP;
+}
+
 static void deliver(struct amq_conn *c, const amqp_frame_t *f)
 {
 	const amqp_basic_deliver_t *d = f->payload.method.decoded;
@@ -346,15 +366,8 @@ static void deliver(struct amq_conn *c, const amqp_frame_t *f)
 	int redelivered = d->redelivered != 0;
 
 	amqp_message_t msg;
-	amq_guard_arm(&c->guard, c->fd, AMQ_IO_LIMIT_S);
-	amqp_rpc_reply_t r = amqp_read_message(c->conn, f->channel, &msg, 0);
-	int fired = amq_guard_disarm(&c->guard);
-	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-		char why[300];
-		amq_reply_text(r, why, sizeof(why));
-		fail(c, "reading a delivery: %s%s", why, cut(fired));
+	if (read_content(c, f, "a delivery", &msg) != GB_OK)
 		return;
-	}
 	struct amq_imported im;
 	if (amq_import(&msg.properties, amqp_cstring_bytes(ex),
 		       amqp_cstring_bytes(rk), &im) != GB_OK) {
@@ -403,15 +416,8 @@ static void returned(struct amq_conn *c, const amqp_frame_t *f)
 	unsigned code = m->reply_code;
 	/* The returned message's header and body follow; consume them. */
 	amqp_message_t msg;
-	amq_guard_arm(&c->guard, c->fd, AMQ_IO_LIMIT_S);
-	amqp_rpc_reply_t r = amqp_read_message(c->conn, f->channel, &msg, 0);
-	int fired = amq_guard_disarm(&c->guard);
-	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-		char why[300];
-		amq_reply_text(r, why, sizeof(why));
-		fail(c, "reading a returned message: %s%s", why, cut(fired));
+	if (read_content(c, f, "a returned message", &msg) != GB_OK)
 		return;
-	}
 	/* An event nobody subscribed to is normal; anything else unroutable
 	** (a request type without a queue, a missing dead-letter queue) is a
 	** deployment problem worth a warning. A reply (default exchange)
@@ -444,14 +450,7 @@ static void dispatch(struct amq_conn *c, const amqp_frame_t *f)
 		uint64_t tag;
 		int multiple;
 		struct confirm_ctx x = {c, AMQ_CONFIRM_ACK};
-		if (m->id == AMQP_BASIC_ACK_METHOD) {
-			const amqp_basic_ack_t *a = m->decoded;
-			tag = a->delivery_tag;
-			multiple = a->multiple;
-		} else {
-			const amqp_basic_nack_t *n = m->decoded;
-			tag = n->delivery_tag;
-			multiple = n->multiple;
+		if (!amq_confirm_read(m, &tag, &multiple)) {
 			x.outcome = AMQ_CONFIRM_NACK;
 			log_warn("AMQP: broker refused publish tag %llu%s",
 				 (unsigned long long)tag,
@@ -662,24 +661,15 @@ int amq_publish(struct amq_conn *c, const char *exchange, const char *rkey,
 	if (c->blocked || c->win.pending >= c->window_limit ||
 	    !amq_win_has_room(&c->win))
 		return GB_ETIMEOUT;
-	static const struct amq_props none;
-	amqp_basic_properties_t bp;
-	amqp_table_entry_t ents[AMQ_MAX_HEADERS];
-	int rc = amq_props_export(props ? props : &none, (long long)time(NULL),
-				  &bp, ents, AMQ_MAX_HEADERS);
-	if (rc != GB_OK)
-		return rc;
-	amqp_bytes_t b = {len, (void *)body};
-	amq_guard_arm(&c->guard, c->fd, AMQ_IO_LIMIT_S);
-	int st = amqp_basic_publish(c->conn, AMQ_CH_PUBLISH,
-				    amqp_cstring_bytes(exchange),
-				    amqp_cstring_bytes(rkey), 1, 0, &bp, b);
-	int fired = amq_guard_disarm(&c->guard);
-	if (st != AMQP_STATUS_OK) {
+	int st = AMQP_STATUS_OK, fired = 0;
+	int rc = amq_publish_guarded(c->conn, AMQ_CH_PUBLISH, &c->guard, c->fd,
+				     exchange, rkey, props, body, len, &st,
+				     &fired);
+	if (rc == GB_EAMQP)
 		fail(c, "publish to %s: %s%s", exchange, amqp_error_string2(st),
 		     cut(fired));
-		return GB_EAMQP;
-	}
+	if (rc != GB_OK)
+		return rc;
 	uint64_t tag = amq_win_push(&c->win);
 	c->last_seq = c->seq_base + tag;
 	if (seq)

@@ -100,6 +100,10 @@ size_t amq_win_confirm(struct amq_window *w, uint64_t tag, int multiple,
 /* Call fn for every unconfirmed tag (in order), then reset the window. */
 size_t amq_win_drain(struct amq_window *w, amq_win_fn fn, void *arg);
 
+/* The delivery tag and `multiple` flag of a publisher confirm `m` (a
+** basic.ack or basic.nack method). Returns 1 for an ack, 0 for a nack. */
+int amq_confirm_read(const amqp_method_t *m, uint64_t *tag, int *multiple);
+
 /*
 ** Fill a basic.properties from `p` for publishing. The strings are
 ** referenced, not copied: `p` must outlive the publish. Headers go into
@@ -190,6 +194,23 @@ void amq_guard_stop(struct amq_guard *g);
 void amq_guard_arm(struct amq_guard *g, int fd, int seconds);
 /* Stop watching; returns 1 if the guard shut the socket down meanwhile. */
 int amq_guard_disarm(struct amq_guard *g);
+
+/*
+** Publish `len` bytes of `body` to `exchange` with routing key `rkey` on
+** channel `ch` of `conn`, mandatory (an unroutable message comes back as
+** basic.return), with `props` (NULL: none) as amq_props_export() fills
+** them at the wall clock's time, under `g` armed on `fd` for
+** AMQ_IO_LIMIT_S. Returns 0 when the library took the message,
+** amq_props_export's GB_EINVAL or GB_ETOOBIG when nothing was sent, or
+** GB_EAMQP when the library failed (the connection is then unusable) with
+** its status in *status and amq_guard_disarm's answer in *fired (either
+** may be NULL). Both clients publish through this, so a message looks the
+** same whichever sent it.
+*/
+int amq_publish_guarded(amqp_connection_state_t conn, amqp_channel_t ch,
+			struct amq_guard *g, int fd, const char *exchange,
+			const char *rkey, const struct amq_props *props,
+			const void *body, size_t len, int *status, int *fired);
 
 /*
 ** Open a connection to cfg's broker: TCP, or TLS when amqp.tls is 1 (TLS

@@ -59,6 +59,13 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* A wait of `ms` (>= 0) milliseconds, as the library takes it. */
+static struct timeval ms_timeval(double ms)
+{
+	return (struct timeval){(time_t)(ms / 1000),
+				(suseconds_t)((long)ms % 1000) * 1000};
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -181,39 +188,66 @@ struct amq_sync *amq_sync_open(const struct gb_config *cfg, char *err,
 	return s;
 }
 
-/* Keep a subscribed delivery read while waiting for something else. */
-static int stash_delivery(struct amq_sync *s, const amqp_frame_t *f)
+/*
+** Read the header and body that follow a basic.deliver or basic.get-ok on
+** channel `ch` into `out` (fill_message), with the method's exchange,
+** routing key and tag. The method's strings are copied first: reading the
+** body reuses the memory they live in. GB_OK, GB_EAMQPGONE (the read
+** failed: the connection is dead) or GB_ENOMEM (read, but not kept).
+*/
+static int read_content(struct amq_sync *s, amqp_channel_t ch,
+			amqp_bytes_t exchange, amqp_bytes_t routing_key,
+			uint64_t tag, struct amq_message *out)
 {
-	const amqp_basic_deliver_t *d = f->payload.method.decoded;
 	char ex[256], rk[256];
-	size_t el = d->exchange.len > 255 ? 255 : d->exchange.len;
-	size_t rl = d->routing_key.len > 255 ? 255 : d->routing_key.len;
-	memcpy(ex, d->exchange.bytes, el);
-	memcpy(rk, d->routing_key.bytes, rl);
-	uint64_t tag = d->delivery_tag;
+	size_t el = exchange.len > 255 ? 255 : exchange.len;
+	size_t rl = routing_key.len > 255 ? 255 : routing_key.len;
+	memcpy(ex, exchange.bytes, el);
+	memcpy(rk, routing_key.bytes, rl);
 	amqp_message_t msg;
-	amqp_rpc_reply_t r = amqp_read_message(s->conn, f->channel, &msg, 0);
+	amqp_rpc_reply_t r = amqp_read_message(s->conn, ch, &msg, 0);
 	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
 		s->dead = 1;
 		return GB_EAMQPGONE;
 	}
+	int rc = fill_message(out, &msg.properties, (amqp_bytes_t){el, ex},
+			      (amqp_bytes_t){rl, rk}, msg.body, tag);
+	amqp_destroy_message(&msg);
+	return rc;
+}
+
+/* Keep `m` (taken over) for amq_sync_next; 0 when the stash is full or
+** out of memory, and `m` is freed instead. */
+static int stash_push(struct amq_sync *s, struct amq_message *m)
+{
 	struct stash *st = NULL;
 	if (s->nstash < AMQ_STASH_MAX)
 		st = calloc(1, sizeof(*st));
-	if (st == NULL ||
-	    fill_message(&st->m, &msg.properties, (amqp_bytes_t){el, ex},
-			 (amqp_bytes_t){rl, rk}, msg.body, tag) != GB_OK) {
-		free(st);
-		s->dropped++;
-	} else {
-		if (s->tail)
-			s->tail->next = st;
-		else
-			s->head = st;
-		s->tail = st;
-		s->nstash++;
+	if (st == NULL) {
+		amq_message_free(m);
+		return 0;
 	}
-	amqp_destroy_message(&msg);
+	st->m = *m;
+	if (s->tail)
+		s->tail->next = st;
+	else
+		s->head = st;
+	s->tail = st;
+	s->nstash++;
+	return 1;
+}
+
+/* Keep a subscribed delivery read while waiting for something else. */
+static int stash_delivery(struct amq_sync *s, const amqp_frame_t *f)
+{
+	const amqp_basic_deliver_t *d = f->payload.method.decoded;
+	struct amq_message m;
+	int rc = read_content(s, f->channel, d->exchange, d->routing_key,
+			      d->delivery_tag, &m);
+	if (rc == GB_EAMQPGONE)
+		return rc;
+	if (rc != GB_OK || !stash_push(s, &m))
+		s->dropped++;
 	return GB_OK;
 }
 
@@ -278,23 +312,15 @@ int amq_sync_publish(struct amq_sync *s, const char *exchange,
 		return GB_EINVAL;
 	if (s->dead)
 		return GB_EAMQPGONE;
-	static const struct amq_props none;
-	amqp_basic_properties_t bp;
-	amqp_table_entry_t ents[AMQ_MAX_HEADERS];
-	int rc = amq_props_export(props ? props : &none, (long long)time(NULL),
-				  &bp, ents, AMQ_MAX_HEADERS);
-	if (rc != GB_OK)
-		return rc;
-	amq_guard_arm(&s->guard, s->fd, AMQ_IO_LIMIT_S);
-	int st = amqp_basic_publish(s->conn, SYNC_CH_MAIN,
-				    amqp_cstring_bytes(exchange),
-				    amqp_cstring_bytes(rkey), 1, 0, &bp,
-				    (amqp_bytes_t){len, (void *)body});
-	amq_guard_disarm(&s->guard);
-	if (st != AMQP_STATUS_OK) {
+	int rc = amq_publish_guarded(s->conn, SYNC_CH_MAIN, &s->guard, s->fd,
+				     exchange, rkey, props, body, len, NULL,
+				     NULL);
+	if (rc == GB_EAMQP) {
 		s->dead = 1;
 		return GB_EAMQPGONE;
 	}
+	if (rc != GB_OK)
+		return rc;
 	uint64_t tag = ++s->next_tag;
 	int returned = 0;
 	double deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -302,11 +328,10 @@ int amq_sync_publish(struct amq_sync *s, const char *exchange,
 		double left = deadline - now_ms();
 		if (left <= 0)
 			return GB_ETIMEOUT;
-		struct timeval tv = {(time_t)(left / 1000),
-				     (suseconds_t)((long)left % 1000) * 1000};
+		struct timeval tv = ms_timeval(left);
 		amqp_frame_t f;
 		amqp_maybe_release_buffers(s->conn);
-		st = amqp_simple_wait_frame_noblock(s->conn, &f, &tv);
+		int st = amqp_simple_wait_frame_noblock(s->conn, &f, &tv);
 		if (st == AMQP_STATUS_TIMEOUT)
 			return GB_ETIMEOUT;
 		if (st != AMQP_STATUS_OK) {
@@ -319,17 +344,8 @@ int amq_sync_publish(struct amq_sync *s, const char *exchange,
 		     f.payload.method.id == AMQP_BASIC_NACK_METHOD)) {
 			uint64_t t;
 			int multiple;
-			if (f.payload.method.id == AMQP_BASIC_ACK_METHOD) {
-				const amqp_basic_ack_t *a =
-					f.payload.method.decoded;
-				t = a->delivery_tag;
-				multiple = a->multiple;
-			} else {
-				const amqp_basic_nack_t *n =
-					f.payload.method.decoded;
-				t = n->delivery_tag;
-				multiple = n->multiple;
-			}
+			int ack = amq_confirm_read(&f.payload.method, &t,
+						   &multiple);
 			if (t != tag && !(multiple && t > tag)) {
 				/* An earlier, timed-out publish. A return seen
 				** so far was its return: the broker sends a
@@ -337,7 +353,7 @@ int amq_sync_publish(struct amq_sync *s, const char *exchange,
 				returned = 0;
 				continue;
 			}
-			if (f.payload.method.id == AMQP_BASIC_NACK_METHOD)
+			if (!ack)
 				return GB_EAMQP;
 			/* The broker returns an unroutable message just
 			** before confirming it. */
@@ -397,6 +413,38 @@ int amq_sync_subscribe(struct amq_sync *s, const char *exchange,
 	return GB_OK;
 }
 
+/*
+** Wait at most `left_ms` (>= 0) for a delivery on any channel. Returns 1
+** with *env filled (the caller destroys it), 0 when another frame came
+** first and was dealt with (other_frame: wait again), or GB_ETIMEOUT or
+** the error to give up with.
+*/
+static int consume_one(struct amq_sync *s, double left_ms,
+		       amqp_envelope_t *env)
+{
+	struct timeval tv = ms_timeval(left_ms);
+	amqp_maybe_release_buffers(s->conn);
+	amqp_rpc_reply_t r = amqp_consume_message(s->conn, env, &tv, 0);
+	if (r.reply_type == AMQP_RESPONSE_NORMAL)
+		return 1;
+	if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+	    r.library_error == AMQP_STATUS_TIMEOUT)
+		return GB_ETIMEOUT;
+	if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+	    r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
+		/* A frame other than a delivery is next; the library put it
+		** back, so this read does not block. */
+		amqp_frame_t f;
+		if (amqp_simple_wait_frame(s->conn, &f) != AMQP_STATUS_OK) {
+			s->dead = 1;
+			return GB_EAMQPGONE;
+		}
+		return other_frame(s, &f, NULL);
+	}
+	s->dead = 1;
+	return GB_EAMQPGONE;
+}
+
 int amq_sync_next(struct amq_sync *s, struct amq_message *out, int timeout_ms)
 {
 	if (s == NULL || out == NULL)
@@ -419,46 +467,21 @@ int amq_sync_next(struct amq_sync *s, struct amq_message *out, int timeout_ms)
 	double deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	for (;;) {
 		double left = deadline - now_ms();
-		if (left < 0)
-			left = 0;
-		struct timeval tv = {(time_t)(left / 1000),
-				     (suseconds_t)((long)left % 1000) * 1000};
 		amqp_envelope_t env;
-		amqp_maybe_release_buffers(s->conn);
-		amqp_rpc_reply_t r = amqp_consume_message(s->conn, &env, &tv, 0);
-		if (r.reply_type == AMQP_RESPONSE_NORMAL) {
-			int rc = GB_OK;
-			if (env.channel == SYNC_CH_SUB)
-				rc = fill_message(out, &env.message.properties,
-						  env.exchange, env.routing_key,
-						  env.message.body,
-						  env.delivery_tag);
-			int ours = env.channel == SYNC_CH_SUB;
-			amqp_destroy_envelope(&env);
-			if (ours)
-				return rc;
+		int rc = consume_one(s, left > 0 ? left : 0, &env);
+		if (rc == GB_OK)
 			continue;
-		}
-		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-		    r.library_error == AMQP_STATUS_TIMEOUT)
-			return GB_ETIMEOUT;
-		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-		    r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
-			/* A frame other than a delivery is next; the library
-			** put it back, so this read does not block. */
-			amqp_frame_t f;
-			if (amqp_simple_wait_frame(s->conn, &f) !=
-			    AMQP_STATUS_OK) {
-				s->dead = 1;
-				return GB_EAMQPGONE;
-			}
-			int rc = other_frame(s, &f, NULL);
-			if (rc != GB_OK)
-				return rc;
-			continue;
-		}
-		s->dead = 1;
-		return GB_EAMQPGONE;
+		if (rc < 0)
+			return rc;
+		int ours = env.channel == SYNC_CH_SUB;
+		rc = GB_OK;
+		if (ours)
+			rc = fill_message(out, &env.message.properties,
+					  env.exchange, env.routing_key,
+					  env.message.body, env.delivery_tag);
+		amqp_destroy_envelope(&env);
+		if (ours)
+			return rc;
 	}
 }
 
@@ -538,60 +561,30 @@ int amq_sync_rpc(struct amq_sync *s, const char *exchange, const char *rkey,
 		double left = deadline - now_ms();
 		if (left <= 0)
 			return GB_ETIMEOUT;
-		struct timeval tv = {(time_t)(left / 1000),
-				     (suseconds_t)((long)left % 1000) * 1000};
 		amqp_envelope_t env;
-		amqp_maybe_release_buffers(s->conn);
-		amqp_rpc_reply_t r = amqp_consume_message(s->conn, &env, &tv, 0);
-		if (r.reply_type == AMQP_RESPONSE_NORMAL) {
-			struct amq_message m;
-			int frc = fill_message(&m, &env.message.properties,
-					       env.exchange, env.routing_key,
-					       env.message.body,
-					       env.delivery_tag);
-			amqp_destroy_envelope(&env);
-			if (frc != GB_OK)
-				return frc;
-			if (m.correlation_id && strcmp(m.correlation_id, cid) == 0) {
-				*reply = m;
-				return GB_OK;
-			}
-			/* A late reply to an earlier call, or a subscribed
-			** event: keep events for amq_sync_next, drop the rest. */
-			struct stash *st = NULL;
-			if (env.channel == SYNC_CH_SUB && s->nstash < AMQ_STASH_MAX)
-				st = calloc(1, sizeof(*st));
-			if (st) {
-				st->m = m;
-				if (s->tail)
-					s->tail->next = st;
-				else
-					s->head = st;
-				s->tail = st;
-				s->nstash++;
-			} else {
-				amq_message_free(&m);
-			}
+		rc = consume_one(s, left, &env);
+		if (rc == GB_OK)
 			continue;
+		if (rc < 0)
+			return rc;
+		struct amq_message m;
+		amqp_channel_t ch = env.channel;
+		rc = fill_message(&m, &env.message.properties, env.exchange,
+				  env.routing_key, env.message.body,
+				  env.delivery_tag);
+		amqp_destroy_envelope(&env);
+		if (rc != GB_OK)
+			return rc;
+		if (m.correlation_id && strcmp(m.correlation_id, cid) == 0) {
+			*reply = m;
+			return GB_OK;
 		}
-		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-		    r.library_error == AMQP_STATUS_TIMEOUT)
-			return GB_ETIMEOUT;
-		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-		    r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
-			amqp_frame_t f;
-			if (amqp_simple_wait_frame(s->conn, &f) !=
-			    AMQP_STATUS_OK) {
-				s->dead = 1;
-				return GB_EAMQPGONE;
-			}
-			rc = other_frame(s, &f, NULL);
-			if (rc != GB_OK)
-				return rc;
-			continue;
-		}
-		s->dead = 1;
-		return GB_EAMQPGONE;
+		/* A late reply to an earlier call, or a subscribed event:
+		** keep events for amq_sync_next, drop the rest. */
+		if (ch == SYNC_CH_SUB)
+			stash_push(s, &m);
+		else
+			amq_message_free(&m);
 	}
 }
 
@@ -619,23 +612,11 @@ int amq_sync_get(struct amq_sync *s, const char *queue,
 		return GB_ENOTFOUND;
 	}
 	const amqp_basic_get_ok_t *ok = r.reply.decoded;
-	char ex[256], rk[256];
-	size_t el = ok->exchange.len > 255 ? 255 : ok->exchange.len;
-	size_t rl = ok->routing_key.len > 255 ? 255 : ok->routing_key.len;
-	memcpy(ex, ok->exchange.bytes, el);
-	memcpy(rk, ok->routing_key.bytes, rl);
 	uint64_t tag = ok->delivery_tag;
-	amqp_message_t msg;
-	r = amqp_read_message(s->conn, SYNC_CH_MAIN, &msg, 0);
+	rc = read_content(s, SYNC_CH_MAIN, ok->exchange, ok->routing_key, tag,
+			  out);
 	amq_guard_disarm(&s->guard);
-	if (r.reply_type != AMQP_RESPONSE_NORMAL) {
-		s->dead = 1;
-		return GB_EAMQPGONE;
-	}
-	rc = fill_message(out, &msg.properties, (amqp_bytes_t){el, ex},
-			  (amqp_bytes_t){rl, rk}, msg.body, tag);
-	amqp_destroy_message(&msg);
-	if (rc != GB_OK) {
+	if (rc == GB_ENOMEM) {
 		/* Leave it in the queue rather than lose it. */
 		amqp_basic_nack(s->conn, SYNC_CH_MAIN, tag, 0, 1);
 	}

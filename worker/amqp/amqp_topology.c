@@ -161,6 +161,20 @@ size_t amq_win_drain(struct amq_window *w, amq_win_fn fn, void *arg)
 	return n;
 }
 
+int amq_confirm_read(const amqp_method_t *m, uint64_t *tag, int *multiple)
+{
+	if (m->id == AMQP_BASIC_ACK_METHOD) {
+		const amqp_basic_ack_t *a = m->decoded;
+		*tag = a->delivery_tag;
+		*multiple = a->multiple;
+		return 1;
+	}
+	const amqp_basic_nack_t *n = m->decoded;
+	*tag = n->delivery_tag;
+	*multiple = n->multiple;
+	return 0;
+}
+
 /* ---- properties and header tables ---------------------------------------- */
 
 static amqp_bytes_t cbytes(const char *s)
@@ -532,6 +546,30 @@ int amq_guard_disarm(struct amq_guard *g)
 	g->fd = -1;
 	pthread_mutex_unlock(&g->mu);
 	return fired;
+}
+
+int amq_publish_guarded(amqp_connection_state_t conn, amqp_channel_t ch,
+			struct amq_guard *g, int fd, const char *exchange,
+			const char *rkey, const struct amq_props *props,
+			const void *body, size_t len, int *status, int *fired)
+{
+	static const struct amq_props none;
+	amqp_basic_properties_t bp;
+	amqp_table_entry_t ents[AMQ_MAX_HEADERS];
+	int rc = amq_props_export(props ? props : &none, (long long)time(NULL),
+				  &bp, ents, AMQ_MAX_HEADERS);
+	if (rc != GB_OK)
+		return rc;
+	amq_guard_arm(g, fd, AMQ_IO_LIMIT_S);
+	int st = amqp_basic_publish(conn, ch, amqp_cstring_bytes(exchange),
+				    amqp_cstring_bytes(rkey), 1, 0, &bp,
+				    (amqp_bytes_t){len, (void *)body});
+	int cut = amq_guard_disarm(g);
+	if (status)
+		*status = st;
+	if (fired)
+		*fired = cut;
+	return st == AMQP_STATUS_OK ? GB_OK : GB_EAMQP;
 }
 
 /* ---- connecting ----------------------------------------------------------- */

@@ -55,6 +55,31 @@
 	  0, 0, choices, def, rl, help }
 
 /*
+** The keys [amqp] and [database] share, for the server each connects to:
+** its password and its TLS files and checks (the fields pre_password_file,
+** pre_tls_*). The two sections differ only in the words of the help, so
+** they are written once: `what` names the password ("AMQP"), `peer` the
+** other end ("broker").
+*/
+#define K_PASSWORD_FILE(sec, pre, what)                                      \
+	K_PATH(sec, "password_file", pre##_password_file, "", 0,             \
+	       "file holding the " what " password, or cred:NAME for a "     \
+	       "systemd credential; empty means no password")
+#define K_TLS_FILES(sec, pre, peer)                                          \
+	K_PATH(sec, "tls_ca_file", pre##_tls_ca_file, "", 0,                 \
+	       "PEM file of the CA certificates the " peer "'s certificate " \
+	       "must chain to; needed when tls_verify is 1"),                \
+	K_PATH(sec, "tls_cert_file", pre##_tls_cert_file, "", 0,             \
+	       "PEM client certificate shown to the " peer "; needs "        \
+	       "tls_key_file"),                                              \
+	K_PATH(sec, "tls_key_file", pre##_tls_key_file, "", 0,               \
+	       "PEM private key of tls_cert_file (unencrypted), or cred:NAME " \
+	       "for a systemd credential"),                                  \
+	K_INT(sec, "tls_verify", pre##_tls_verify, 0, 1, "1", 0,             \
+	      "1: verify the " peer "'s certificate and that it names the "  \
+	      "host connected to; 0: encrypt only")
+
+/*
 ** Ranges are what the code that uses a value can live with, not what is
 ** advisable: 0 heartbeat is legal AMQP (no heartbeats), prefetch is a
 ** 16-bit field in basic.qos, 128 MiB is RabbitMQ's own message size cap.
@@ -66,9 +91,7 @@ const struct cfg_key cfg_keys[] = {
 	      "RabbitMQ AMQP port"),
 	K_STR("amqp", "vhost", amqp_vhost, "/", 0, "AMQP virtual host"),
 	K_STR("amqp", "user", amqp_user, "guest", 0, "AMQP user name"),
-	K_PATH("amqp", "password_file", amqp_password_file, "", 0,
-	       "file holding the AMQP password, or cred:NAME for a systemd "
-	       "credential; empty means no password"),
+	K_PASSWORD_FILE("amqp", amqp, "AMQP"),
 	K_INT("amqp", "heartbeat", amqp_heartbeat, 0, 600, "30", 0,
 	      "AMQP heartbeat interval, seconds; 0 disables heartbeats"),
 	K_INT("amqp", "prefetch", amqp_prefetch, 1, 65535, "50", 0,
@@ -85,18 +108,7 @@ const struct cfg_key cfg_keys[] = {
 	K_INT("amqp", "tls", amqp_tls, 0, 1, "0", 0,
 	      "1: connect to RabbitMQ over TLS (AMQPS; port keeps its value, "
 	      "AMQPS is usually 5671)"),
-	K_PATH("amqp", "tls_ca_file", amqp_tls_ca_file, "", 0,
-	       "PEM file of the CA certificates the broker's certificate must "
-	       "chain to; needed when tls_verify is 1"),
-	K_PATH("amqp", "tls_cert_file", amqp_tls_cert_file, "", 0,
-	       "PEM client certificate shown to the broker; needs "
-	       "tls_key_file"),
-	K_PATH("amqp", "tls_key_file", amqp_tls_key_file, "", 0,
-	       "PEM private key of tls_cert_file (unencrypted), or cred:NAME "
-	       "for a systemd credential"),
-	K_INT("amqp", "tls_verify", amqp_tls_verify, 0, 1, "1", 0,
-	      "1: verify the broker's certificate and that it names the host "
-	      "connected to; 0: encrypt only"),
+	K_TLS_FILES("amqp", amqp, "broker"),
 
 	K_STR("database", "host", db_host, "127.0.0.1", 0,
 	      "MariaDB host name or address"),
@@ -108,23 +120,10 @@ const struct cfg_key cfg_keys[] = {
 	      "database (schema) name"),
 	K_STR("database", "user", db_user, "gridbroker", 0,
 	      "database user name"),
-	K_PATH("database", "password_file", db_password_file, "", 0,
-	       "file holding the database password, or cred:NAME for a "
-	       "systemd credential; empty means no password"),
+	K_PASSWORD_FILE("database", db, "database"),
 	K_INT("database", "tls", db_tls, 0, 1, "0", 0,
 	      "1: connect to MariaDB over TLS and refuse a server without it"),
-	K_PATH("database", "tls_ca_file", db_tls_ca_file, "", 0,
-	       "PEM file of the CA certificates the server's certificate must "
-	       "chain to; needed when tls_verify is 1"),
-	K_PATH("database", "tls_cert_file", db_tls_cert_file, "", 0,
-	       "PEM client certificate shown to the server; needs "
-	       "tls_key_file"),
-	K_PATH("database", "tls_key_file", db_tls_key_file, "", 0,
-	       "PEM private key of tls_cert_file (unencrypted), or cred:NAME "
-	       "for a systemd credential"),
-	K_INT("database", "tls_verify", db_tls_verify, 0, 1, "1", 0,
-	      "1: verify the server's certificate and that it names the host "
-	      "connected to; 0: encrypt only"),
+	K_TLS_FILES("database", db, "server"),
 
 	K_STR("worker", "id", worker_id, "", 0,
 	      "worker identity in events and leases; empty means hostname:pid"),

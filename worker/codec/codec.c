@@ -22,9 +22,13 @@
 ** Every failure names the field with its path ("inputDatasets[2].size") and
 ** the problem, for the dead-letter header.
 **
-** The scanner, the typed reads, the field-table walker and the event tail
-** (stages, reason histogram, rejected) are exported through codec.h for
-** codec_jobs.c, so job.broker and jobs.* follow exactly these rules.
+** The scanner, the typed reads, the field-table walker, the readers built
+** on it (a whole message, an array of maps with its unique fields, an
+** array of names), the event start and the event tail (stages, reason
+** histogram, rejected) are exported through codec.h for the other message
+** codecs, so every message follows exactly these rules and words, and a
+** rule such as "a jobID twice is refused at the second copy" is written
+** once.
 */
 #include "codec/codec.h"
 
@@ -512,6 +516,70 @@ int cod_find_dup(struct cod_iref *tmp, size_t n, size_t *first,
 	return 0;
 }
 
+/* A string and where it was: cod_iref for text. */
+struct sref {
+	const char *s;
+	size_t idx;
+};
+
+static int sref_cmp(const void *x, const void *y)
+{
+	const struct sref *a = x, *b = y;
+	int c = strcmp(a->s, b->s);
+	return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* cod_find_dup over the n strings in tmp[0..n), which it sorts. */
+static int find_dup_str(struct sref *tmp, size_t n, size_t *first,
+			size_t *second)
+{
+	qsort(tmp, n, sizeof(*tmp), sref_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(tmp[i - 1].s, tmp[i].s) == 0) {
+			*first = tmp[i - 1].idx;
+			*second = tmp[i].idx;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int cod_ids_unique(const void *items, size_t n, size_t stride, size_t off,
+		   int only_positive)
+{
+	if (n < 2)
+		return GB_OK;
+	struct cod_iref *tmp = malloc(n * sizeof(*tmp));
+	if (tmp == NULL)
+		return GB_ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		long long v;
+		memcpy(&v, (const char *)items + i * stride + off, sizeof(v));
+		if (!only_positive || v > 0)
+			tmp[k++] = (struct cod_iref){v, i};
+	}
+	size_t first, second;
+	int dup = cod_find_dup(tmp, k, &first, &second);
+	free(tmp);
+	return dup ? GB_EINVAL : GB_OK;
+}
+
+int cod_strs_unique(const char *const *s, size_t n)
+{
+	if (n < 2)
+		return GB_OK;
+	struct sref *tmp = malloc(n * sizeof(*tmp));
+	if (tmp == NULL)
+		return GB_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = (struct sref){s[i], i};
+	size_t first, second;
+	int dup = find_dup_str(tmp, n, &first, &second);
+	free(tmp);
+	return dup ? GB_EINVAL : GB_OK;
+}
+
 int cod_get_str(const msgpack_object *o, const char *field, int nonempty,
 		struct arena *a, const char **out, struct cod_error *err)
 {
@@ -744,86 +812,187 @@ int cod_decode_fields(const msgpack_object *o, const char *path,
 	return rc;
 }
 
-/* The same dataset twice would count its size twice in TB-07/TB-10. */
-static int check_dataset_dups(const struct tb_dataset *ds, size_t n,
-			      struct arena *a, struct cod_error *err)
+/* ---- arrays and messages ------------------------------------------------ */
+
+/* GB_EDUP at the later of two equal values, naming the earlier one. */
+static int dup_fail(struct cod_error *err, const char *field, size_t second,
+		    const char *key, const char *what, size_t first)
 {
-	if (n < 2)
+	char path[sizeof(err->field)];
+	snprintf(path, sizeof(path), "%s[%zu]%s%s", field, second,
+		 key ? "." : "", key ? key : "");
+	return cod_fail(err, GB_EDUP, path, "duplicate %s (also %s[%zu])", what,
+			field, first);
+}
+
+int cod_get_strs(const msgpack_object *o, const char *field, size_t max,
+		 const char *dup_what, struct arena *a, const char ***v_out,
+		 size_t *n_out, struct cod_error *err)
+{
+	size_t n = 0;
+	int rc = cod_get_array(o, field, max, &n, err);
+	if (rc != GB_OK)
+		return rc;
+	*v_out = NULL;
+	*n_out = 0;
+	if (n == 0) /* [] lists nothing, as absent and nil do */
 		return GB_OK;
-	struct keyref *r = arena_alloc(a, n * sizeof(*r));
-	if (r == NULL)
-		return cod_fail(err, GB_ENOMEM, "inputDatasets",
+	const char **v = arena_alloc(a, n * sizeof(*v));
+	struct sref *tmp = dup_what ? arena_alloc(a, n * sizeof(*tmp)) : NULL;
+	if (v == NULL || (dup_what && tmp == NULL))
+		return cod_fail(err, GB_ENOMEM, field,
 				"out of decoding memory");
-	for (size_t i = 0; i < n; i++)
-		r[i] = (struct keyref){ds[i].name, strlen(ds[i].name), i};
-	qsort(r, n, sizeof(*r), keyref_cmp);
-	for (size_t i = 1; i < n; i++) {
-		if (keyref_same(&r[i - 1], &r[i])) {
-			char f[64];
-			snprintf(f, sizeof(f), "inputDatasets[%zu].name",
-				 r[i].idx);
-			return cod_fail(err, GB_EDUP, f,
-					"duplicate dataset (also "
-					"inputDatasets[%zu])",
-					r[i - 1].idx);
-		}
+	for (size_t i = 0; i < n; i++) {
+		char path[sizeof(err->field)];
+		snprintf(path, sizeof(path), "%s[%zu]", field, i);
+		rc = cod_get_str(&o->via.array.ptr[i], path, 1, a, &v[i], err);
+		if (rc != GB_OK)
+			return rc;
+		if (tmp)
+			tmp[i] = (struct sref){v[i], i};
 	}
+	size_t first, second;
+	if (tmp && find_dup_str(tmp, n, &first, &second))
+		return dup_fail(err, field, second, NULL, dup_what, first);
+	*v_out = v;
+	*n_out = n;
 	return GB_OK;
 }
 
-static int decode_datasets(const msgpack_object *arr, const char *field,
-			   const struct cod_field *spec, void *base,
-			   struct arena *a, struct cod_error *err)
+/* The first pair of elements sharing q's field, in sorted order; the
+** scratch space for the sort was allocated by the caller. */
+static int find_dup_field(const char *el, size_t n, size_t size,
+			  const struct cod_unique *q, struct cod_iref *ids,
+			  struct sref *strs, size_t *first, size_t *second)
 {
-	(void)field;
-	(void)spec;
-	struct tb_task *t = base;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *p = el + i * size + q->off;
+		if (q->is_str) {
+			const char *s;
+			memcpy(&s, p, sizeof(s));
+			if (s)
+				strs[k++] = (struct sref){s, i};
+		} else {
+			long long v;
+			memcpy(&v, p, sizeof(v));
+			if (v > 0)
+				ids[k++] = (struct cod_iref){v, i};
+		}
+	}
+	return q->is_str ? find_dup_str(strs, k, first, second)
+			 : cod_find_dup(ids, k, first, second);
+}
+
+int cod_get_maps(const msgpack_object *o, const char *field,
+		 const struct cod_maps *m, void *base, struct arena *a,
+		 void **elems, size_t *n_out, struct cod_error *err)
+{
 	size_t n = 0;
-	int rc0 = cod_get_array(arr, "inputDatasets", COD_MAX_DATASETS, &n, err);
-	if (rc0 != GB_OK)
-		return rc0;
-	struct tb_dataset *ds = n ? arena_alloc(a, n * sizeof(*ds)) : NULL;
-	if (n && ds == NULL)
-		return cod_fail(err, GB_ENOMEM, "inputDatasets",
+	int rc = cod_get_array(o, field, m->max, &n, err);
+	if (rc != GB_OK)
+		return rc;
+	*elems = NULL;
+	*n_out = 0;
+	if (n == 0)
+		return m->what ? cod_fail(err, GB_ERANGE, field,
+					  "expected at least one %s", m->what)
+			       : GB_OK;
+	size_t nuniq = 0;
+	int ints = 0, strs = 0;
+	for (; nuniq < COD_MAX_UNIQUE && m->uniq[nuniq].key; nuniq++) {
+		strs |= m->uniq[nuniq].is_str;
+		ints |= !m->uniq[nuniq].is_str;
+	}
+	char *el = arena_alloc(a, n * m->size);
+	struct cod_iref *ids = ints ? arena_alloc(a, n * sizeof(*ids)) : NULL;
+	struct sref *tmp = strs ? arena_alloc(a, n * sizeof(*tmp)) : NULL;
+	if (el == NULL || (ints && ids == NULL) || (strs && tmp == NULL))
+		return cod_fail(err, GB_ENOMEM, field,
 				"out of decoding memory");
 	for (size_t i = 0; i < n; i++) {
-		char path[48];
-		snprintf(path, sizeof(path), "inputDatasets[%zu]", i);
-		int rc = cod_decode_fields(
-			&arr->via.array.ptr[i], path, ds_fields,
-			sizeof(ds_fields) / sizeof(ds_fields[0]), &ds[i], a,
-			err);
+		char path[sizeof(err->field)];
+		snprintf(path, sizeof(path), "%s[%zu]", field, i);
+		char *e = el + i * m->size;
+		if (m->init)
+			memcpy(e, m->init, m->size);
+		rc = cod_decode_fields(&o->via.array.ptr[i], path, m->f, m->nf,
+				       e, a, err);
+		if (rc == GB_OK && m->check)
+			rc = m->check(e, path, base, err);
 		if (rc != GB_OK)
 			return rc;
 	}
-	t->datasets = ds;
-	t->ndatasets = n;
-	return check_dataset_dups(ds, n, a, err);
+	for (size_t u = 0; u < nuniq; u++) {
+		size_t first, second;
+		if (find_dup_field(el, n, m->size, &m->uniq[u], ids, tmp,
+				   &first, &second))
+			return dup_fail(err, field, second, m->uniq[u].key,
+					m->uniq[u].what, first);
+	}
+	*elems = el;
+	*n_out = n;
+	return GB_OK;
 }
 
-int cod_decode_task(const void *buf, size_t len, struct arena *a,
-		    struct tb_task *out, struct cod_error *err)
+int cod_decode_msg(const void *buf, size_t len, struct arena *a,
+		   const void *out, const struct cod_msg *m, void *base,
+		   struct cod_error *err)
 {
 	if (err)
 		memset(err, 0, sizeof(*err));
 	if (a == NULL || out == NULL)
 		return cod_fail(err, GB_EINVAL, "", "no arena or output");
-	memset(out, 0, sizeof(*out));
+	/* the tree is charged against what the arena has left, so the arena
+	** cap bounds everything */
 	size_t budget = a->cap > a->used ? a->cap - a->used : 1;
 	msgpack_unpacked up;
 	msgpack_unpacked_init(&up);
-	int rc = cod_unpack(buf, len, COD_MAX_DEPTH, COD_MAX_VALUES, budget,
+	int rc = cod_unpack(buf, len, COD_MAX_DEPTH, m->max_values, budget,
 			    &up, err);
+	if (rc == GB_OK)
+		rc = cod_decode_fields(&up.data, "", m->f, m->nf, base, a, err);
+	if (rc == GB_OK && m->then)
+		rc = m->then(&up.data, base, a, err);
+	msgpack_unpacked_destroy(&up);
+	return rc;
+}
+
+/* A dataset twice would count its size twice in TB-07/TB-10. */
+static const struct cod_maps ds_maps = {
+	.max = COD_MAX_DATASETS,
+	.f = ds_fields,
+	.nf = COD_NELEM(ds_fields),
+	.size = sizeof(struct tb_dataset),
+	.uniq = {{"name", "dataset", offsetof(struct tb_dataset, name), 1}},
+};
+
+static int decode_datasets(const msgpack_object *arr, const char *field,
+			   const struct cod_field *spec, void *base,
+			   struct arena *a, struct cod_error *err)
+{
+	(void)spec;
+	struct tb_task *t = base;
+	void *ds = NULL;
+	int rc = cod_get_maps(arr, field, &ds_maps, base, a, &ds,
+			      &t->ndatasets, err);
+	t->datasets = ds;
+	return rc;
+}
+
+static const struct cod_msg task_msg = {COD_MAX_VALUES, task_fields,
+					COD_NELEM(task_fields), NULL};
+
+int cod_decode_task(const void *buf, size_t len, struct arena *a,
+		    struct tb_task *out, struct cod_error *err)
+{
 	struct tb_task t;
 	memset(&t, 0, sizeof(t));
-	if (rc == GB_OK)
-		rc = cod_decode_fields(
-			&up.data, "", task_fields,
-			sizeof(task_fields) / sizeof(task_fields[0]), &t, a,
-			err);
-	msgpack_unpacked_destroy(&up);
+	int rc = cod_decode_msg(buf, len, a, out, &task_msg, &t, err);
 	if (rc == GB_OK)
 		*out = t;
+	else if (a != NULL && out != NULL) /* a refused task reads as none */
+		memset(out, 0, sizeof(*out));
 	return rc;
 }
 
@@ -863,6 +1032,18 @@ int cod_pack_kbool(msgpack_packer *pk, const char *k, int v)
 	if (cod_pack_str(pk, k) != 0)
 		return -1;
 	return v ? msgpack_pack_true(pk) : msgpack_pack_false(pk);
+}
+
+int cod_pack_event_start(msgpack_packer *pk, msgpack_sbuffer *out,
+			 size_t nkeys, const char *event, long long decision_id,
+			 const char *request_id)
+{
+	msgpack_packer_init(pk, out, msgpack_sbuffer_write);
+	int bad = msgpack_pack_map(pk, nkeys);
+	bad |= cod_pack_kstr(pk, "event", event);
+	bad |= cod_pack_kint(pk, "decisionId", decision_id);
+	bad |= cod_pack_kstr(pk, "requestId", request_id);
+	return bad;
 }
 
 /* What the decoder accepts for a string field. */
@@ -905,8 +1086,7 @@ int cod_encode_task(const struct tb_task *t, msgpack_sbuffer *out)
 		return GB_EINVAL;
 	msgpack_packer pk;
 	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
-	int bad = msgpack_pack_map(&pk, sizeof(task_fields) /
-					     sizeof(task_fields[0]));
+	int bad = msgpack_pack_map(&pk, COD_NELEM(task_fields));
 	bad |= cod_pack_kint(&pk, "taskID", t->task_id);
 	bad |= cod_pack_kstr(&pk, "gshare", t->gshare);
 	bad |= cod_pack_kint(&pk, "taskPriority", t->priority);
@@ -922,8 +1102,7 @@ int cod_encode_task(const struct tb_task *t, msgpack_sbuffer *out)
 	bad |= msgpack_pack_array(&pk, t->ndatasets);
 	for (size_t i = 0; i < t->ndatasets && !bad; i++) {
 		const struct tb_dataset *d = &t->datasets[i];
-		bad |= msgpack_pack_map(&pk, sizeof(ds_fields) /
-						     sizeof(ds_fields[0]));
+		bad |= msgpack_pack_map(&pk, COD_NELEM(ds_fields));
 		bad |= cod_pack_kstr(&pk, "name", d->name);
 		bad |= cod_pack_kbool(&pk, "primary", d->primary);
 		bad |= cod_pack_kdbl(&pk, "size", d->size);
@@ -1066,16 +1245,13 @@ int cod_encode_task_event(const struct cod_task_event *ev,
 	    tf_format(ev->retry_at, retry, sizeof(retry)) != GB_OK)
 		return GB_EINVAL;
 
-	msgpack_packer pk;
-	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
 	/* event, decisionId, requestId, taskID, gshare, decidedAt,
 	** decidedAtUnix, the outcome's fields (assigned: nucleus, weight,
 	** jobScope; pending: retryAfter, retryAt), stages, reasons, rejected.
 	** A pending event has no nucleus key at all, not a null one. */
-	int bad = msgpack_pack_map(&pk, assigned ? 13 : 12);
-	bad |= cod_pack_kstr(&pk, "event", ev->event);
-	bad |= cod_pack_kint(&pk, "decisionId", ev->decision_id);
-	bad |= cod_pack_kstr(&pk, "requestId", ev->request_id);
+	msgpack_packer pk;
+	int bad = cod_pack_event_start(&pk, out, assigned ? 13 : 12, ev->event,
+				       ev->decision_id, ev->request_id);
 	bad |= cod_pack_kint(&pk, "taskID", ev->task->task_id);
 	bad |= cod_pack_kstr(&pk, "gshare", ev->task->gshare);
 	bad |= cod_pack_kstr(&pk, "decidedAt", decided);

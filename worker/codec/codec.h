@@ -89,9 +89,10 @@ int cod_pack_outcome(msgpack_packer *pk, const struct dec_decision *d);
 json_t *cod_to_json(const void *buf, size_t len);
 
 /* ---- building blocks shared with the other message codecs ------------
-** codec_jobs.c decodes and encodes with the same scanner, field checks,
-** error wording and event tail as task.broker, so a producer sees one
-** style of message contract and one style of dead-letter reason. */
+** codec_jobs.c, codec_tq.c and codec_panda.c decode and encode with the
+** same scanner, field checks, array readers, error wording and event
+** start and tail as task.broker, so a producer sees one style of message
+** contract and one style of dead-letter reason. */
 
 #if defined(__GNUC__)
 #define COD_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -170,6 +171,18 @@ struct cod_iref {
 int cod_find_dup(struct cod_iref *tmp, size_t n, size_t *first,
 		 size_t *second);
 
+/*
+** The encoder side of the same rules, so an encoder refuses what the
+** decoder would: GB_EINVAL when two of the n values are equal, GB_ENOMEM
+** when that cannot be checked (the sort needs memory), else 0. Ids are the
+** long long at `off` in each of the n structs of `stride` bytes at
+** `items`, all of them or only those > 0 (`only_positive`: 0 is an absent
+** value); strings are compared byte for byte.
+*/
+int cod_ids_unique(const void *items, size_t n, size_t stride, size_t off,
+		   int only_positive);
+int cod_strs_unique(const char *const *s, size_t n);
+
 /* How a field-table row is read. */
 enum cod_kind {
 	COD_F_LLONG,  /* integer into long long, [imin, imax] */
@@ -215,6 +228,92 @@ int cod_decode_fields(const msgpack_object *o, const char *path,
 		      const struct cod_field *f, size_t nf, void *base,
 		      struct arena *a, struct cod_error *err);
 
+/* Rows of a field table (or elements of any array). */
+#define COD_NELEM(x) (sizeof(x) / sizeof((x)[0]))
+
+/*
+** One message type: how much its tree may hold and the table of its root
+** map. `then` (may be NULL) runs after the table was read, on the same
+** tree, for rows whose presence depends on another field (job.broker's
+** analysis rows); it returns 0 or an error code after cod_fail().
+*/
+struct cod_msg {
+	size_t max_values; /* cod_unpack's bound on values */
+	const struct cod_field *f;
+	size_t nf;
+	int (*then)(const msgpack_object *root, void *base, struct arena *a,
+		    struct cod_error *err);
+};
+
+/*
+** The start of every decoder: clear `err`, refuse a NULL `a` or `out`
+** (GB_EINVAL, "no arena or output"; `out` is the caller's output and only
+** checked), unpack `buf` with COD_MAX_DEPTH and m->max_values, charging
+** the tree against what is left of `a`'s cap, and walk m's table (then
+** m->then) into `base`, which the caller filled with its defaults.
+** Returns 0 or cod_unpack's / cod_decode_fields' error with `err` filled.
+** The tree is gone on return: everything kept was copied into `a`.
+*/
+int cod_decode_msg(const void *buf, size_t len, struct arena *a,
+		   const void *out, const struct cod_msg *m, void *base,
+		   struct cod_error *err);
+
+/* A field that no two elements of an array may share (cod_get_maps). */
+struct cod_unique {
+	const char *key;  /* its row, for the path "field[i].key" */
+	const char *what; /* "duplicate <what> (also field[j])" */
+	size_t off;       /* where an element holds it */
+	int is_str;       /* 1: a const char *; 0: a long long, of which
+			     only values > 0 are compared (0: row absent) */
+};
+
+#define COD_MAX_UNIQUE 2
+
+/*
+** How cod_get_maps reads an array of maps: at most `max` of them (and at
+** least one when `what` is not NULL: "expected at least one <what>"),
+** each decoded with the `nf` rows of `f` into the next `size` bytes, which
+** start as a copy of `init` (NULL: zero) so absent rows keep its values.
+** `check` (may be NULL) then looks at each element as soon as it is
+** decoded, with its path and the caller's `base`. Last, the `uniq` fields
+** must differ between elements; a value twice is GB_EDUP at the later
+** element, naming the earlier one (the first pair in sorted order).
+*/
+struct cod_maps {
+	size_t max;
+	const char *what;
+	const struct cod_field *f;
+	size_t nf;
+	size_t size;
+	const void *init;
+	int (*check)(const void *elem, const char *path, void *base,
+		     struct cod_error *err);
+	struct cod_unique uniq[COD_MAX_UNIQUE];
+};
+
+/*
+** Read the array of maps `o` at `field` as `m` says. The elements and the
+** space to sort their unique fields are allocated in `a` (freed with it)
+** before the first element is decoded, sized by the array, which is
+** refused first when longer than m->max. *elems gets the elements (NULL
+** when the array is empty), *n their number; `base` is passed to
+** m->check. Returns 0 or an error code with `err` naming the field.
+*/
+int cod_get_maps(const msgpack_object *o, const char *field,
+		 const struct cod_maps *m, void *base, struct arena *a,
+		 void **elems, size_t *n, struct cod_error *err);
+
+/*
+** An array of at most `max` non-empty strings (cod_get_str at "field[i]"),
+** copied into `a` (freed with it): *v gets them (NULL when the array is
+** empty), *n their number. With `dup_what` not NULL a string twice is GB_EDUP at the later
+** one, "duplicate <dup_what> (also field[j])". Returns 0 or an error code
+** with `err` filled.
+*/
+int cod_get_strs(const msgpack_object *o, const char *field, size_t max,
+		 const char *dup_what, struct arena *a, const char ***v,
+		 size_t *n, struct cod_error *err);
+
 /* 1 when cod_get_str would accept `s` (non-NULL, length, UTF-8). */
 int cod_str_ok(const char *s, int nonempty);
 
@@ -225,5 +324,16 @@ int cod_pack_kstr(msgpack_packer *pk, const char *k, const char *v);
 int cod_pack_kint(msgpack_packer *pk, const char *k, long long v);
 int cod_pack_kdbl(msgpack_packer *pk, const char *k, double v);
 int cod_pack_kbool(msgpack_packer *pk, const char *k, int v);
+
+/*
+** Start an event of `nkeys` keys (these three included) in `out` with
+** `pk`: the map header, then event, decisionId and requestId (nil when
+** NULL), the keys every decision event begins with, so a consumer finds
+** them first whatever the event. Returns 0 or msgpack's non-zero write
+** failure.
+*/
+int cod_pack_event_start(msgpack_packer *pk, msgpack_sbuffer *out,
+			 size_t nkeys, const char *event, long long decision_id,
+			 const char *request_id);
 
 #endif

@@ -15,8 +15,9 @@
 ** Duplicates that would silently change a decision are refused with the
 ** path of the second occurrence: a jobID twice would be placed twice, an
 ** lfn twice in one job would count its size twice (PJ-17), a pre-assigned
-** queue twice is a producer bug. Finding them sorts (value, index) pairs,
-** O(n log n), never n^2: a request may hold 10000 jobs.
+** queue twice is a producer bug. Finding them (codec.c's cod_get_maps and
+** cod_get_strs) sorts (value, index) pairs, O(n log n), never n^2: a
+** request may hold 10000 jobs.
 **
 ** The encoder checks everything the decoder checks first, so a request
 ** `gridbroker job submit` sends is never dead-lettered for its form.
@@ -32,7 +33,6 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -47,40 +47,6 @@ struct req_dec {
 	struct gm_request r;
 	int has_scope;
 };
-
-/* A value and where it was, for finding duplicates by sorting. */
-struct sref {
-	const char *s;
-	size_t idx;
-};
-
-static int sref_cmp(const void *x, const void *y)
-{
-	const struct sref *a = x, *b = y;
-	int c = strcmp(a->s, b->s);
-	return c ? c : (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-/*
-** Find two equal strings among s[0..n) using `tmp` (n slots). Returns 1 and
-** the earlier and later index of one such pair (the first pair in sorted
-** order), else 0.
-*/
-static int find_dup_str(const char *const *s, size_t n, struct sref *tmp,
-			size_t *first, size_t *second)
-{
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = (struct sref){s[i], i};
-	qsort(tmp, n, sizeof(*tmp), sref_cmp);
-	for (size_t i = 1; i < n; i++) {
-		if (strcmp(tmp[i - 1].s, tmp[i].s) == 0) {
-			*first = tmp[i - 1].idx;
-			*second = tmp[i].idx;
-			return 1;
-		}
-	}
-	return 0;
-}
 
 /* jobScope: FC-06's two scopes. "nucleus-only" is the word task.assigned
 ** uses, so a producer may forward it as it came. */
@@ -225,50 +191,6 @@ static int get_arch(const msgpack_object *o, const char *field,
 	return GB_OK;
 }
 
-/*
-** An array of at most `max` non-empty names, each once: *names (in `a`,
-** NULL when empty) and *n. A name twice is refused with the path of the
-** second copy ("duplicate <what> (also field[i])"). Shared by the
-** pre-assigned queues and the analysis site lists.
-*/
-static int get_name_list(const msgpack_object *o, const char *field,
-			 size_t max, const char *what, struct arena *a,
-			 const char ***names_out, size_t *n_out,
-			 struct cod_error *err)
-{
-	size_t n = 0;
-	int rc0 = cod_get_array(o, field, max, &n, err);
-	if (rc0 != GB_OK)
-		return rc0;
-	*names_out = NULL;
-	*n_out = 0;
-	if (n == 0) /* [] lists nothing, as absent and nil do */
-		return GB_OK;
-	const char **names = arena_alloc(a, n * sizeof(*names));
-	struct sref *tmp = arena_alloc(a, n * sizeof(*tmp));
-	if (names == NULL || tmp == NULL)
-		return cod_fail(err, GB_ENOMEM, field,
-				"out of decoding memory");
-	for (size_t i = 0; i < n; i++) {
-		char path[96];
-		snprintf(path, sizeof(path), "%s[%zu]", field, i);
-		int rc = cod_get_str(&o->via.array.ptr[i], path, 1, a,
-				     &names[i], err);
-		if (rc != GB_OK)
-			return rc;
-	}
-	size_t first, second;
-	if (find_dup_str(names, n, tmp, &first, &second)) {
-		char path[96];
-		snprintf(path, sizeof(path), "%s[%zu]", field, second);
-		return cod_fail(err, GB_EDUP, path, "duplicate %s (also %s[%zu])",
-				what, field, first);
-	}
-	*names_out = names;
-	*n_out = n;
-	return GB_OK;
-}
-
 static int get_preassigned(const msgpack_object *o, const char *field,
 			   const struct cod_field *spec, void *base,
 			   struct arena *a, struct cod_error *err)
@@ -276,8 +198,8 @@ static int get_preassigned(const msgpack_object *o, const char *field,
 	(void)spec;
 	const char **names = NULL;
 	size_t n = 0;
-	int rc = get_name_list(o, field, CDJ_MAX_PREASSIGNED, "queue", a,
-			       &names, &n, err);
+	int rc = cod_get_strs(o, field, CDJ_MAX_PREASSIGNED, "queue", a,
+			      &names, &n, err);
 	if (rc != GB_OK || n == 0)
 		return rc;
 	struct req_dec *d = base;
@@ -335,8 +257,8 @@ static int get_sites(const msgpack_object *o, const char *field,
 		spec->off == offsetof(struct req_dec, r.an.excluded_sites);
 	const char **names = NULL;
 	size_t n = 0;
-	int rc = get_name_list(o, field, CDJ_MAX_SITES, "site", a, &names, &n,
-			       err);
+	int rc = cod_get_strs(o, field, CDJ_MAX_SITES, "site", a, &names, &n,
+			      err);
 	if (rc != GB_OK)
 		return rc;
 	if (excluded) {
@@ -355,45 +277,26 @@ static const struct cod_field file_fields[] = {
 	 NULL},
 };
 
+/* An lfn twice in one job would count its size twice (PJ-17). */
+static const struct cod_maps file_maps = {
+	.max = CDJ_MAX_FILES,
+	.f = file_fields,
+	.nf = COD_NELEM(file_fields),
+	.size = sizeof(struct gm_input),
+	.uniq = {{"lfn", "file", offsetof(struct gm_input, lfn), 1}},
+};
+
 static int get_files(const msgpack_object *o, const char *field,
 		     const struct cod_field *spec, void *base, struct arena *a,
 		     struct cod_error *err)
 {
 	(void)spec;
-	size_t n = 0;
-	int rc0 = cod_get_array(o, field, CDJ_MAX_FILES, &n, err);
-	if (rc0 != GB_OK)
-		return rc0;
-	if (n == 0)
-		return GB_OK;
-	struct gm_input *in = arena_alloc(a, n * sizeof(*in));
-	const char **lfns = arena_alloc(a, n * sizeof(*lfns));
-	struct sref *tmp = arena_alloc(a, n * sizeof(*tmp));
-	if (in == NULL || lfns == NULL || tmp == NULL)
-		return cod_fail(err, GB_ENOMEM, field,
-				"out of decoding memory");
-	for (size_t i = 0; i < n; i++) {
-		char path[96];
-		snprintf(path, sizeof(path), "%s[%zu]", field, i);
-		int rc = cod_decode_fields(
-			&o->via.array.ptr[i], path, file_fields,
-			sizeof(file_fields) / sizeof(file_fields[0]), &in[i],
-			a, err);
-		if (rc != GB_OK)
-			return rc;
-		lfns[i] = in[i].lfn;
-	}
-	size_t first, second;
-	if (find_dup_str(lfns, n, tmp, &first, &second)) {
-		char path[96];
-		snprintf(path, sizeof(path), "%s[%zu].lfn", field, second);
-		return cod_fail(err, GB_EDUP, path,
-				"duplicate file (also %s[%zu])", field, first);
-	}
 	struct gm_job *j = base;
+	void *in = NULL;
+	int rc = cod_get_maps(o, field, &file_maps, base, a, &in, &j->ninputs,
+			      err);
 	j->inputs = in;
-	j->ninputs = n;
-	return GB_OK;
+	return rc;
 }
 
 static const struct cod_field job_fields[] = {
@@ -404,45 +307,27 @@ static const struct cod_field job_fields[] = {
 	{"inputFiles", COD_F_CUSTOM, 0, 0, 0, 0, 0, 0, get_files},
 };
 
+/* A jobID twice would be placed twice. */
+static const struct cod_maps job_maps = {
+	.max = CDJ_MAX_JOBS,
+	.what = "job",
+	.f = job_fields,
+	.nf = COD_NELEM(job_fields),
+	.size = sizeof(struct gm_job),
+	.uniq = {{"jobID", "jobID", offsetof(struct gm_job, job_id), 0}},
+};
+
 static int get_jobs(const msgpack_object *o, const char *field,
 		    const struct cod_field *spec, void *base, struct arena *a,
 		    struct cod_error *err)
 {
 	(void)spec;
-	size_t n = 0;
-	int rc0 = cod_get_array(o, field, CDJ_MAX_JOBS, &n, err);
-	if (rc0 != GB_OK)
-		return rc0;
-	if (n == 0)
-		return cod_fail(err, GB_ERANGE, field,
-				"expected at least one job");
-	struct gm_job *jobs = arena_alloc(a, n * sizeof(*jobs));
-	struct cod_iref *ids = arena_alloc(a, n * sizeof(*ids));
-	if (jobs == NULL || ids == NULL)
-		return cod_fail(err, GB_ENOMEM, field,
-				"out of decoding memory");
-	for (size_t i = 0; i < n; i++) {
-		char path[64];
-		snprintf(path, sizeof(path), "%s[%zu]", field, i);
-		int rc = cod_decode_fields(
-			&o->via.array.ptr[i], path, job_fields,
-			sizeof(job_fields) / sizeof(job_fields[0]), &jobs[i],
-			a, err);
-		if (rc != GB_OK)
-			return rc;
-		ids[i] = (struct cod_iref){jobs[i].job_id, i};
-	}
-	size_t first, second;
-	if (cod_find_dup(ids, n, &first, &second)) {
-		char path[64];
-		snprintf(path, sizeof(path), "%s[%zu].jobID", field, second);
-		return cod_fail(err, GB_EDUP, path,
-				"duplicate jobID (also %s[%zu])", field, first);
-	}
 	struct req_dec *d = base;
+	void *jobs = NULL;
+	int rc = cod_get_maps(o, field, &job_maps, base, a, &jobs, &d->r.njobs,
+			      err);
 	d->r.jobs = jobs;
-	d->r.njobs = n;
-	return GB_OK;
+	return rc;
 }
 
 #define RQ(m) offsetof(struct req_dec, r.m)
@@ -502,7 +387,7 @@ static const struct cod_field req_fields[] = {
 	{"jobs", COD_F_CUSTOM, 1, 0, 0, 0, 0, 0, get_jobs},
 };
 
-#define NREQ_FIELDS (sizeof(req_fields) / sizeof(req_fields[0]))
+#define NREQ_FIELDS COD_NELEM(req_fields)
 
 /*
 ** The fields of an analysis request (taskType "anal"), read from the same
@@ -526,7 +411,7 @@ static const struct cod_field analysis_fields[] = {
 	{"avoidVP", COD_F_BOOL, 0, 0, 0, 0, 0, RQ(an.avoid_vp), NULL},
 };
 
-#define NANALYSIS_FIELDS (sizeof(analysis_fields) / sizeof(analysis_fields[0]))
+#define NANALYSIS_FIELDS COD_NELEM(analysis_fields)
 
 /* A production request's analysis part, and the start of an analysis
 ** one: zero but for the two defaults. */
@@ -554,30 +439,28 @@ static void req_defaults(struct req_dec *d)
 	analysis_defaults(&d->r.an);
 }
 
+/* The analysis rows, read from the root map after req_fields (whose key
+** rules were checked then) only for an analysis request. */
+static int decode_analysis(const msgpack_object *root, void *base,
+			   struct arena *a, struct cod_error *err)
+{
+	struct req_dec *d = base;
+	if (!d->r.an.is_analysis)
+		return GB_OK;
+	return cod_decode_fields(root, "", analysis_fields, NANALYSIS_FIELDS,
+				 base, a, err);
+}
+
+static const struct cod_msg req_msg = {CDJ_MAX_VALUES, req_fields,
+				       NREQ_FIELDS, decode_analysis};
+
 int cdj_decode_request(const void *buf, size_t len, struct arena *a,
 		       struct gm_request *out, struct cdj_extra *extra,
 		       struct cod_error *err)
 {
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (a == NULL || out == NULL)
-		return cod_fail(err, GB_EINVAL, "", "no arena or output");
-	size_t budget = a->cap > a->used ? a->cap - a->used : 1;
-	msgpack_unpacked up;
-	msgpack_unpacked_init(&up);
-	int rc = cod_unpack(buf, len, COD_MAX_DEPTH, CDJ_MAX_VALUES, budget,
-			    &up, err);
 	struct req_dec d;
 	req_defaults(&d);
-	if (rc == GB_OK)
-		rc = cod_decode_fields(&up.data, "", req_fields, NREQ_FIELDS,
-				       &d, a, err);
-	/* the key rules were checked above; this second walk over the same
-	** (small) root map reads the analysis rows */
-	if (rc == GB_OK && d.r.an.is_analysis)
-		rc = cod_decode_fields(&up.data, "", analysis_fields, NANALYSIS_FIELDS,
-				       &d, a, err);
-	msgpack_unpacked_destroy(&up);
+	int rc = cod_decode_msg(buf, len, a, out, &req_msg, &d, err);
 	if (rc != GB_OK)
 		return rc;
 	if (d.r.an.is_analysis && d.r.an.user == NULL)
@@ -602,21 +485,6 @@ static int nonneg(double v)
 	return isfinite(v) && v >= 0;
 }
 
-/* GB_EINVAL when two of the n strings are equal (sorted, not pairwise: n
-** may be large), GB_ENOMEM when that cannot be checked, else 0. */
-static int strs_unique(const char *const *s, size_t n)
-{
-	if (n < 2)
-		return GB_OK;
-	struct sref *tmp = malloc(n * sizeof(*tmp));
-	if (tmp == NULL)
-		return GB_ENOMEM;
-	size_t first, second;
-	int dup = find_dup_str(s, n, tmp, &first, &second);
-	free(tmp);
-	return dup ? GB_EINVAL : GB_OK;
-}
-
 static int job_encodable(const struct gm_job *j)
 {
 	if (j->job_id < 1 || j->nevents < 0 || j->nevents > CDJ_MAX_EVENTS ||
@@ -630,7 +498,7 @@ static int job_encodable(const struct gm_job *j)
 			return GB_EINVAL;
 		lfns[i] = j->inputs[i].lfn;
 	}
-	return strs_unique(lfns, j->ninputs);
+	return cod_strs_unique(lfns, j->ninputs);
 }
 
 /* One site list of an analysis request, as get_sites would accept it. */
@@ -641,7 +509,7 @@ static int sites_encodable(const char *const *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!cod_str_ok(v[i], 1))
 			return GB_EINVAL;
-	return strs_unique(v, n);
+	return cod_strs_unique(v, n);
 }
 
 /* The analysis fields of an analysis request, as the decoder checks
@@ -732,22 +600,15 @@ static int request_encodable(const struct gm_request *r)
 	for (size_t i = 0; i < t->npreassigned; i++)
 		if (!cod_str_ok(t->preassigned[i], 1))
 			return GB_EINVAL;
-	int rc = strs_unique(t->preassigned, t->npreassigned);
+	int rc = cod_strs_unique(t->preassigned, t->npreassigned);
 	if (rc == GB_OK)
 		rc = analysis_encodable(&r->an);
 	for (size_t i = 0; rc == GB_OK && i < r->njobs; i++)
 		rc = job_encodable(&r->jobs[i]);
 	if (rc != GB_OK)
 		return rc;
-	struct cod_iref *ids = malloc(r->njobs * sizeof(*ids));
-	if (ids == NULL)
-		return GB_ENOMEM;
-	for (size_t i = 0; i < r->njobs; i++)
-		ids[i] = (struct cod_iref){r->jobs[i].job_id, i};
-	size_t first, second;
-	int dup = cod_find_dup(ids, r->njobs, &first, &second);
-	free(ids);
-	return dup ? GB_EINVAL : GB_OK;
+	return cod_ids_unique(r->jobs, r->njobs, sizeof(r->jobs[0]),
+			      offsetof(struct gm_job, job_id), 0);
 }
 
 int cdj_encode_request_ext(const struct gm_request *r,
@@ -952,16 +813,13 @@ int cdj_encode_event(const struct cdj_event *ev, msgpack_sbuffer *out)
 					    sizeof(retry)) != GB_OK)))
 		return GB_EINVAL;
 
-	msgpack_packer pk;
-	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
 	/* 8 common keys, the outcome's (assigned: assignments, unassigned
 	** and maybe retryAt; pending: retryAfter, retryAt, njobs), then the
 	** 3 keys of cod_pack_outcome. */
 	size_t nkeys = 8 + (assigned ? 2 + (left > 0) : 3) + 3;
-	int bad = msgpack_pack_map(&pk, nkeys);
-	bad |= cod_pack_kstr(&pk, "event", ev->event);
-	bad |= cod_pack_kint(&pk, "decisionId", ev->decision_id);
-	bad |= cod_pack_kstr(&pk, "requestId", ev->request_id);
+	msgpack_packer pk;
+	int bad = cod_pack_event_start(&pk, out, nkeys, ev->event,
+				       ev->decision_id, ev->request_id);
 	bad |= cod_pack_kint(&pk, "taskID", ev->req->t.task_id);
 	bad |= cod_pack_kstr(&pk, "gshare", ev->req->t.gshare);
 	bad |= cod_pack_kstr(&pk, "nucleus", ev->req->t.nucleus);

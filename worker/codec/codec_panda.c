@@ -42,38 +42,12 @@
 #include "model/gridmodel.h"
 #include "base/timefmt.h"
 
-#define NELEM(x) (sizeof(x) / sizeof((x)[0]))
-
 /* A status update holds a handful of values; the cap leaves room for the
 ** fields PanDA's producers add (jobMetrics, pilotID, ...). */
 #define CDP_SMALL_VALUES 65536
 /* jobSubStatus lands in jobs.job_sub_status, VARCHAR(64) (0005): 63
 ** bytes always fit, whatever the characters. */
 #define CDP_MAX_SUBSTATUS 63
-
-/* ---- shared pieces -------------------------------------------------------- */
-
-/* Start of every decoder: clear `err`, refuse NULL arguments. */
-static int begin(struct cod_error *err, const void *a, const void *out)
-{
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (a == NULL || out == NULL)
-		return cod_fail(err, GB_EINVAL, "", "no arena or output");
-	return GB_OK;
-}
-
-/*
-** Unpack `buf` with the limits of a small message. `budget` 0 means no
-** zone budget beyond what the scan allows (the tree is then bounded by the
-** message length and CDP_SMALL_VALUES).
-*/
-static int unpack_small(const void *buf, size_t len, size_t budget,
-			msgpack_unpacked *up, struct cod_error *err)
-{
-	return cod_unpack(buf, len, COD_MAX_DEPTH, CDP_SMALL_VALUES, budget, up,
-			  err);
-}
 
 /* ---- which form: cdp_status_system --------------------------------------- */
 
@@ -88,7 +62,10 @@ int cdp_status_system(const void *buf, size_t len, enum cdp_system *sys,
 		return cod_fail(err, GB_EINVAL, "", "no body or output");
 	msgpack_unpacked up;
 	msgpack_unpacked_init(&up);
-	int rc = unpack_small(buf, len, 0, &up, err);
+	/* no zone budget beyond the scan's: the tree is bounded by the
+	** message length and CDP_SMALL_VALUES, and nothing is copied */
+	int rc = cod_unpack(buf, len, COD_MAX_DEPTH, CDP_SMALL_VALUES, 0, &up,
+			    err);
 	if (rc != GB_OK) {
 		/* The contract has one code for "not one msgpack map":
 		** truncation, trailing bytes, nesting and size limits are all
@@ -192,7 +169,7 @@ static const char *const status_words[] = {
 	"failed",   "closed",   "cancelled",    "started",   "heartbeat",
 	NULL,
 };
-_Static_assert(NELEM(status_words) == NELEM(status_map) + 1,
+_Static_assert(COD_NELEM(status_words) == COD_NELEM(status_map) + 1,
 	       "status_words and status_map must list the same words");
 
 static int get_status(const msgpack_object *o, const char *field,
@@ -275,24 +252,15 @@ static const struct cod_field status_fields[] = {
 	{"computingSite", COD_F_STR, 0, 0, 0, 0, 1, STA(site), NULL},
 };
 
+static const struct cod_msg status_msg = {CDP_SMALL_VALUES, status_fields,
+					  COD_NELEM(status_fields), NULL};
+
 int cdp_decode_status(const void *buf, size_t len, struct arena *a,
 		      struct cdp_status *out, struct cod_error *err)
 {
 	struct cdp_status s;
 	memset(&s, 0, sizeof(s));
-	int rc = begin(err, a, out);
-	if (rc != GB_OK)
-		return rc;
-	/* the tree is charged against what the arena has left, so the
-	** arena cap bounds everything */
-	size_t budget = a->cap > a->used ? a->cap - a->used : 1;
-	msgpack_unpacked up;
-	msgpack_unpacked_init(&up);
-	rc = unpack_small(buf, len, budget, &up, err);
-	if (rc == GB_OK)
-		rc = cod_decode_fields(&up.data, "", status_fields,
-				       NELEM(status_fields), &s, a, err);
-	msgpack_unpacked_destroy(&up);
+	int rc = cod_decode_msg(buf, len, a, out, &status_msg, &s, err);
 	if (rc == GB_OK)
 		*out = s;
 	return rc;
@@ -414,11 +382,8 @@ int cdp_encode_throttled(const struct cdp_throttled_event *e,
 	throttle_reason(reason, sizeof(reason), th);
 
 	msgpack_packer pk;
-	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
-	int bad = msgpack_pack_map(&pk, 24);
-	bad |= cod_pack_kstr(&pk, "event", "task.throttled");
-	bad |= cod_pack_kint(&pk, "decisionId", e->decision_id);
-	bad |= cod_pack_kstr(&pk, "requestId", e->request_id);
+	int bad = cod_pack_event_start(&pk, out, 24, "task.throttled",
+				       e->decision_id, e->request_id);
 	bad |= cod_pack_kint(&pk, "taskID", e->task_id);
 	bad |= cod_pack_kstr(&pk, "gshare", e->gshare);
 	bad |= cod_pack_kstr(&pk, "userName", e->user);
@@ -470,11 +435,8 @@ int cdp_encode_timeout(const struct cdp_timeout_event *e,
 		 v->what, age, limit);
 
 	msgpack_packer pk;
-	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
-	int bad = msgpack_pack_map(&pk, 17);
-	bad |= cod_pack_kstr(&pk, "event", "job.timeout");
-	bad |= cod_pack_kint(&pk, "decisionId", e->decision_id);
-	bad |= cod_pack_kstr(&pk, "requestId", e->request_id);
+	int bad = cod_pack_event_start(&pk, out, 17, "job.timeout",
+				       e->decision_id, e->request_id);
 	bad |= cod_pack_kint(&pk, "jobID", e->job_id);
 	bad |= cod_pack_kint(&pk, "taskID", e->task_id);
 	bad |= cod_pack_kstr(&pk, "queue", e->queue);
@@ -543,11 +505,8 @@ int cdp_encode_rebrokered(const struct cdp_rebrokered_event *e,
 	rebro_reason(reason, sizeof(reason), e);
 
 	msgpack_packer pk;
-	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
-	int bad = msgpack_pack_map(&pk, 13);
-	bad |= cod_pack_kstr(&pk, "event", "job.rebrokered");
-	bad |= cod_pack_kint(&pk, "decisionId", e->decision_id);
-	bad |= cod_pack_kstr(&pk, "requestId", e->request_id);
+	int bad = cod_pack_event_start(&pk, out, 13, "job.rebrokered",
+				       e->decision_id, e->request_id);
 	bad |= cod_pack_kint(&pk, "jobID", e->job_id);
 	bad |= cod_pack_kint(&pk, "taskID", e->task_id);
 	bad |= cod_pack_kstr(&pk, "fromQueue", e->from_queue);

@@ -32,12 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "gb_error.h"
-
-#define NELEM(x) (sizeof(x) / sizeof((x)[0]))
 
 /* pilot.match, job.status and a reply hold a few dozen values; the cap
 ** leaves room for fields producers add before workers know them. */
@@ -47,31 +44,6 @@
 #define CDT_MAX_COUNT 1000000000LL
 
 /* ---- shared pieces -------------------------------------------------------- */
-
-/* Encoder side of cod_find_dup over the long long at `off` of each of the n
-** structs of `stride` bytes at `items` (only those > 0 when only_positive):
-** 0 when unique, GB_EINVAL when not, GB_ENOMEM when that cannot be
-** checked. */
-static int unique_ids(const void *items, size_t n, size_t stride,
-		      size_t off, int only_positive)
-{
-	if (n < 2)
-		return GB_OK;
-	struct cod_iref *tmp = malloc(n * sizeof(*tmp));
-	if (tmp == NULL)
-		return GB_ENOMEM;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		long long v;
-		memcpy(&v, (const char *)items + i * stride + off, sizeof(v));
-		if (!only_positive || v > 0)
-			tmp[k++] = (struct cod_iref){v, i};
-	}
-	size_t first, second;
-	int dup = cod_find_dup(tmp, k, &first, &second);
-	free(tmp);
-	return dup ? GB_EINVAL : GB_OK;
-}
 
 /* An integer in [spec->imin, spec->imax] stored as an int (the table
 ** walker only knows long and long long). */
@@ -85,34 +57,6 @@ static int get_int(const msgpack_object *o, const char *field,
 	if (rc != GB_OK)
 		return rc;
 	*(int *)(void *)((char *)base + spec->off) = (int)v;
-	return GB_OK;
-}
-
-/* Unpack `buf` with the limits of one message type and walk the root
-** table `f` into `base`. The tree is charged against what the arena has
-** left, so the arena cap bounds everything. */
-static int decode_root(const void *buf, size_t len, struct arena *a,
-		       size_t max_values, const struct cod_field *f, size_t nf,
-		       void *base, struct cod_error *err)
-{
-	size_t budget = a->cap > a->used ? a->cap - a->used : 1;
-	msgpack_unpacked up;
-	msgpack_unpacked_init(&up);
-	int rc = cod_unpack(buf, len, COD_MAX_DEPTH, max_values, budget, &up,
-			    err);
-	if (rc == GB_OK)
-		rc = cod_decode_fields(&up.data, "", f, nf, base, a, err);
-	msgpack_unpacked_destroy(&up);
-	return rc;
-}
-
-/* Start of every decoder: clear `err`, refuse NULL arguments. */
-static int begin(struct cod_error *err, const void *a, const void *out)
-{
-	if (err)
-		memset(err, 0, sizeof(*err));
-	if (a == NULL || out == NULL)
-		return cod_fail(err, GB_EINVAL, "", "no arena or output");
 	return GB_OK;
 }
 
@@ -139,29 +83,15 @@ static int get_set(const msgpack_object *o, const char *field,
 		   const struct cod_field *spec, void *base, struct arena *a,
 		   struct cod_error *err)
 {
+	const char **v = NULL;
 	size_t n = 0;
-	int rc = cod_get_array(o, field, CDT_MAX_SET, &n, err);
+	int rc = cod_get_strs(o, field, CDT_MAX_SET, NULL, a, &v, &n, err);
 	if (rc != GB_OK)
 		return rc;
-	struct tq_strset *set =
-		(struct tq_strset *)(void *)((char *)base + spec->off);
-	if (n == 0) {
-		*set = (struct tq_strset){NULL, 0};
-		return GB_OK;
-	}
-	const char **v = arena_alloc(a, n * sizeof(*v));
-	if (v == NULL)
-		return cod_fail(err, GB_ENOMEM, field,
-				"out of decoding memory");
-	for (size_t i = 0; i < n; i++) {
-		char path[sizeof(err->field)];
-		snprintf(path, sizeof(path), "%s[%zu]", field, i);
-		rc = cod_get_str(&o->via.array.ptr[i], path, 1, a, &v[i], err);
-		if (rc != GB_OK)
-			return rc;
-	}
-	tq_strset_normalise(v, &n);
-	*set = (struct tq_strset){v, n};
+	if (n > 0)
+		tq_strset_normalise(v, &n);
+	*(struct tq_strset *)(void *)((char *)base + spec->off) =
+		(struct tq_strset){v, n};
 	return GB_OK;
 }
 
@@ -189,58 +119,45 @@ static const struct cod_field job_fields[] = {
 	SET_ROW("gridMiddlewares", TQ_F_GRID_MIDDLEWARES),
 };
 
+/* Each job starts with DIRAC's default UserPriority. A jobID twice in one
+** submission is refused: the second copy would either be silently lost or
+** inserted twice. */
+static const struct cdt_job job_init = {.user_priority = 1};
+static const struct cod_maps job_maps = {
+	.max = CDT_MAX_JOBS,
+	.what = "job",
+	.f = job_fields,
+	.nf = COD_NELEM(job_fields),
+	.size = sizeof(struct cdt_job),
+	.init = &job_init,
+	.uniq = {{"jobID", "jobID", JOB(job_id), 0}},
+};
+
 static int get_jobs(const msgpack_object *o, const char *field,
 		    const struct cod_field *spec, void *base, struct arena *a,
 		    struct cod_error *err)
 {
 	(void)spec;
-	size_t n = 0;
-	int rc = cod_get_array(o, field, CDT_MAX_JOBS, &n, err);
-	if (rc != GB_OK)
-		return rc;
-	if (n == 0)
-		return cod_fail(err, GB_ERANGE, field,
-				"expected at least one job");
-	struct cdt_job *jobs = arena_alloc(a, n * sizeof(*jobs));
-	struct cod_iref *ids = arena_alloc(a, n * sizeof(*ids));
-	if (jobs == NULL || ids == NULL)
-		return cod_fail(err, GB_ENOMEM, field,
-				"out of decoding memory");
-	for (size_t i = 0; i < n; i++) {
-		char path[64];
-		snprintf(path, sizeof(path), "%s[%zu]", field, i);
-		jobs[i].user_priority = 1; /* DIRAC's default UserPriority */
-		rc = cod_decode_fields(&o->via.array.ptr[i], path, job_fields,
-				       NELEM(job_fields), &jobs[i], a, err);
-		if (rc != GB_OK)
-			return rc;
-		ids[i] = (struct cod_iref){jobs[i].job_id, i};
-	}
-	size_t first, second;
-	if (cod_find_dup(ids, n, &first, &second)) {
-		char path[64];
-		snprintf(path, sizeof(path), "%s[%zu].jobID", field, second);
-		return cod_fail(err, GB_EDUP, path,
-				"duplicate jobID (also %s[%zu])", field, first);
-	}
 	struct cdt_submit *s = base;
+	void *jobs = NULL;
+	int rc = cod_get_maps(o, field, &job_maps, base, a, &jobs, &s->njobs,
+			      err);
 	s->jobs = jobs;
-	s->njobs = n;
-	return GB_OK;
+	return rc;
 }
 
 static const struct cod_field submit_fields[] = {
 	{"jobs", COD_F_CUSTOM, 1, 0, 0, 0, 0, 0, get_jobs},
 };
 
+static const struct cod_msg submit_msg = {CDT_MAX_VALUES, submit_fields,
+					  COD_NELEM(submit_fields), NULL};
+
 int cdt_decode_submit(const void *buf, size_t len, struct arena *a,
 		      struct cdt_submit *out, struct cod_error *err)
 {
 	struct cdt_submit s = {NULL, 0};
-	int rc = begin(err, a, out);
-	if (rc == GB_OK)
-		rc = decode_root(buf, len, a, CDT_MAX_VALUES, submit_fields,
-				 NELEM(submit_fields), &s, err);
+	int rc = cod_decode_msg(buf, len, a, out, &submit_msg, &s, err);
 	if (rc == GB_OK)
 		*out = s;
 	return rc;
@@ -280,7 +197,7 @@ int cdt_encode_submit(const struct cdt_submit *s, msgpack_sbuffer *out)
 	for (size_t i = 0; i < s->njobs; i++)
 		if (!job_ok(&s->jobs[i]))
 			return GB_EINVAL;
-	int rc = unique_ids(s->jobs, s->njobs, sizeof(s->jobs[0]),
+	int rc = cod_ids_unique(s->jobs, s->njobs, sizeof(s->jobs[0]),
 			    offsetof(struct cdt_job, job_id), 0);
 	if (rc != GB_OK)
 		return rc;
@@ -336,15 +253,15 @@ static const struct cod_field pilot_fields[] = {
 	{"ownerDN", COD_F_STR, 0, 0, 0, 0, 1, PIL(owner), NULL},
 };
 
+static const struct cod_msg pilot_msg = {CDT_SMALL_VALUES, pilot_fields,
+					 COD_NELEM(pilot_fields), NULL};
+
 int cdt_decode_pilot(const void *buf, size_t len, struct arena *a,
 		     struct cdt_pilot *out, struct cod_error *err)
 {
 	struct cdt_pilot p;
 	memset(&p, 0, sizeof(p));
-	int rc = begin(err, a, out);
-	if (rc == GB_OK)
-		rc = decode_root(buf, len, a, CDT_SMALL_VALUES, pilot_fields,
-				 NELEM(pilot_fields), &p, err);
+	int rc = cod_decode_msg(buf, len, a, out, &pilot_msg, &p, err);
 	/* TQ-04: a DN restricts a private pilot within its group; without
 	** the group it could not be checked against JOB_SHARING. */
 	if (rc == GB_OK && p.owner && p.owner_group == NULL)
@@ -434,7 +351,7 @@ static int get_rejected(const msgpack_object *o, const char *field,
 {
 	(void)spec;
 	return cod_decode_fields(o, field, rejected_fields,
-				 NELEM(rejected_fields), base, a, err);
+				 COD_NELEM(rejected_fields), base, a, err);
 }
 
 static const struct cod_field count_fields[] = {
@@ -489,8 +406,8 @@ static int get_counts(const msgpack_object *o, const char *field,
 	(void)spec;
 	struct cnt_dec c;
 	memset(&c, 0, sizeof(c));
-	int rc = cod_decode_fields(o, field, count_fields, NELEM(count_fields),
-				   &c, a, err);
+	int rc = cod_decode_fields(o, field, count_fields,
+				   COD_NELEM(count_fields), &c, a, err);
 	if (rc == GB_OK)
 		rc = counts_check(&c, field, err);
 	if (rc != GB_OK)
@@ -526,7 +443,7 @@ static const struct cod_field reply_fields[] = {
 	{"counts", COD_F_CUSTOM, 1, 0, 0, 0, 0, 0, get_counts},
 };
 
-#define NITEM_FIELDS (NELEM(reply_fields) - 1)
+#define NITEM_FIELDS (COD_NELEM(reply_fields) - 1)
 
 /*
 ** The rules between a match's fields: code "matched" exactly when the
@@ -556,7 +473,7 @@ static int match_check(const struct cdt_match *m, const char *path,
 		{"ownerGroup", m->owner_group != NULL},
 		{"cpuTime", m->tq_cpu_time != 0},
 	};
-	for (size_t i = 0; i < NELEM(job); i++) {
+	for (size_t i = 0; i < COD_NELEM(job); i++) {
 		if (job[i].present == m->matched)
 			continue;
 		join(field, sizeof(field), path, job[i].key);
@@ -568,15 +485,15 @@ static int match_check(const struct cdt_match *m, const char *path,
 	return GB_OK;
 }
 
+static const struct cod_msg reply_msg = {CDT_SMALL_VALUES, reply_fields,
+					 COD_NELEM(reply_fields), NULL};
+
 int cdt_decode_reply(const void *buf, size_t len, struct arena *a,
 		     struct cdt_match *out, struct cod_error *err)
 {
 	struct cdt_match m;
 	memset(&m, 0, sizeof(m));
-	int rc = begin(err, a, out);
-	if (rc == GB_OK)
-		rc = decode_root(buf, len, a, CDT_SMALL_VALUES, reply_fields,
-				 NELEM(reply_fields), &m, err);
+	int rc = cod_decode_msg(buf, len, a, out, &reply_msg, &m, err);
 	if (rc == GB_OK)
 		rc = match_check(&m, "", err);
 	if (rc == GB_OK)
@@ -613,7 +530,7 @@ static int counts_of(const struct cdt_match *m, struct cnt_dec *c)
 {
 	size_t v[3 + TQ_NFILTERS] = {m->considered, m->matched_tqs, m->empty};
 	memcpy(v + 3, m->rejected, sizeof(m->rejected));
-	for (size_t i = 0; i < NELEM(v); i++)
+	for (size_t i = 0; i < COD_NELEM(v); i++)
 		if (v[i] > (size_t)CDT_MAX_COUNT)
 			return 0;
 	c->considered = (long long)m->considered;
@@ -701,75 +618,50 @@ static int get_event(const msgpack_object *o, const char *field,
 	return GB_OK;
 }
 
+/* An item decoded: its own rules, and the outcome of its event ("event"
+** is decoded before "items", table order). */
+static int item_check(const void *elem, const char *path, void *base,
+		      struct cod_error *err)
+{
+	const struct cdt_match *m = elem;
+	const struct ev_dec *ev = base;
+	int rc = match_check(m, path, err);
+	if (rc != GB_OK || m->matched == ev->matched)
+		return rc;
+	char field[sizeof(err->field)];
+	join(field, sizeof(field), path, "outcome");
+	return cod_fail(err, GB_ERANGE, field, "%s in a %s event",
+			outcome_words[m->matched ? 0 : 1],
+			event_words[ev->matched ? 0 : 1]);
+}
+
 /*
-** The items: each a reply map without counts, all of the event's outcome
-** ("event" is decoded first, table order), each decision once, and a job
-** in at most one item (TQ-09: two would mean a job given to two pilots).
+** The items: each a reply map without counts, all of the event's outcome,
+** each decision once, and a job in at most one item (TQ-09: two would
+** mean a job given to two pilots; only matched items have a jobID).
 */
+static const struct cod_maps item_maps = {
+	.max = CDT_MAX_ITEMS,
+	.what = "item",
+	.f = reply_fields,
+	.nf = NITEM_FIELDS,
+	.size = sizeof(struct cdt_match),
+	.check = item_check,
+	.uniq = {{"decision", "decision", MAT(decision_id), 0},
+		 {"jobID", "jobID", MAT(job_id), 0}},
+};
+
 static int get_items(const msgpack_object *o, const char *field,
 		     const struct cod_field *spec, void *base,
 		     struct arena *a, struct cod_error *err)
 {
 	(void)spec;
 	struct ev_dec *ev = base;
-	size_t n = 0;
-	int rc = cod_get_array(o, field, CDT_MAX_ITEMS, &n, err);
-	if (rc != GB_OK)
-		return rc;
-	if (n == 0)
-		return cod_fail(err, GB_ERANGE, field,
-				"expected at least one item");
-	struct cdt_match *items = arena_alloc(a, n * sizeof(*items));
-	struct cod_iref *ids = arena_alloc(a, n * sizeof(*ids));
-	if (items == NULL || ids == NULL)
-		return cod_fail(err, GB_ENOMEM, field,
-				"out of decoding memory");
-	char path[64], sub[sizeof(err->field)];
-	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s[%zu]", field, i);
-		rc = cod_decode_fields(&o->via.array.ptr[i], path,
-				       reply_fields, NITEM_FIELDS, &items[i], a,
-				       err);
-		if (rc == GB_OK)
-			rc = match_check(&items[i], path, err);
-		if (rc != GB_OK)
-			return rc;
-		if (items[i].matched != ev->matched) {
-			join(sub, sizeof(sub), path, "outcome");
-			return cod_fail(err, GB_ERANGE, sub,
-					"%s in a %s event",
-					outcome_words[items[i].matched ? 0 : 1],
-					event_words[ev->matched ? 0 : 1]);
-		}
-	}
-	static const struct {
-		const char *key, *what;
-		size_t off;
-	} uniq[] = {
-		{"decision", "decision", MAT(decision_id)},
-		{"jobID", "jobID", MAT(job_id)},
-	};
-	for (size_t u = 0; u < NELEM(uniq); u++) {
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++) {
-			long long v;
-			memcpy(&v, (const char *)&items[i] + uniq[u].off,
-			       sizeof(v));
-			if (v > 0) /* jobID: only matched items have one */
-				ids[k++] = (struct cod_iref){v, i};
-		}
-		size_t first, second;
-		if (cod_find_dup(ids, k, &first, &second)) {
-			snprintf(path, sizeof(path), "%s[%zu]", field, second);
-			join(sub, sizeof(sub), path, uniq[u].key);
-			return cod_fail(err, GB_EDUP, sub,
-					"duplicate %s (also %s[%zu])",
-					uniq[u].what, field, first);
-		}
-	}
+	void *items = NULL;
+	int rc = cod_get_maps(o, field, &item_maps, base, a, &items, &ev->n,
+			      err);
 	ev->items = items;
-	ev->n = n;
-	return GB_OK;
+	return rc;
 }
 
 #define EVD(m) offsetof(struct ev_dec, m)
@@ -780,16 +672,17 @@ static const struct cod_field event_fields[] = {
 	{"items", COD_F_CUSTOM, 1, 0, 0, 0, 0, 0, get_items},
 };
 
+static const struct cod_msg event_msg = {CDT_MAX_VALUES, event_fields,
+					 COD_NELEM(event_fields), NULL};
+
 int cdt_decode_match_event(const void *buf, size_t len, struct arena *a,
 			   struct cdt_match **items, size_t *n,
 			   struct cod_error *err)
 {
 	struct ev_dec ev;
 	memset(&ev, 0, sizeof(ev));
-	int rc = begin(err, a, n ? (void *)items : NULL);
-	if (rc == GB_OK)
-		rc = decode_root(buf, len, a, CDT_MAX_VALUES, event_fields,
-				 NELEM(event_fields), &ev, err);
+	int rc = cod_decode_msg(buf, len, a, n ? (void *)items : NULL,
+				&event_msg, &ev, err);
 	if (rc == GB_OK && (size_t)ev.count != ev.n)
 		rc = cod_fail(err, GB_ERANGE, "count",
 			      "%lld, but items has %zu", ev.count, ev.n);
@@ -816,9 +709,10 @@ int cdt_encode_match_event(const char *event, const struct cdt_match *items,
 	for (size_t i = 0; i < n; i++)
 		if (!match_ok(&items[i]) || items[i].matched != matched)
 			return GB_EINVAL;
-	int rc = unique_ids(items, n, sizeof(items[0]), MAT(decision_id), 0);
+	int rc = cod_ids_unique(items, n, sizeof(items[0]), MAT(decision_id),
+				0);
 	if (rc == GB_OK && matched)
-		rc = unique_ids(items, n, sizeof(items[0]), MAT(job_id), 1);
+		rc = cod_ids_unique(items, n, sizeof(items[0]), MAT(job_id), 1);
 	if (rc != GB_OK)
 		return rc;
 	msgpack_packer pk;
@@ -897,15 +791,15 @@ static const struct cod_field status_fields[] = {
 	{"site", COD_F_STR, 0, 0, 0, 0, 1, STA(site), NULL},
 };
 
+static const struct cod_msg status_msg = {CDT_SMALL_VALUES, status_fields,
+					  COD_NELEM(status_fields), NULL};
+
 int cdt_decode_status(const void *buf, size_t len, struct arena *a,
 		      struct cdt_status *out, struct cod_error *err)
 {
 	struct cdt_status s;
 	memset(&s, 0, sizeof(s));
-	int rc = begin(err, a, out);
-	if (rc == GB_OK)
-		rc = decode_root(buf, len, a, CDT_SMALL_VALUES, status_fields,
-				 NELEM(status_fields), &s, err);
+	int rc = cod_decode_msg(buf, len, a, out, &status_msg, &s, err);
 	if (rc == GB_OK)
 		*out = s;
 	return rc;

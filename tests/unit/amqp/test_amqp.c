@@ -1,8 +1,8 @@
 /*
 ** test_amqp.c — the AMQP module's pure parts, without a broker: reconnect
 ** backoff, the confirm window (out-of-order and `multiple` confirms, loss
-** on teardown), property and header tables in both directions, and the
-** texts that explain a broker's refusal.
+** on teardown) and the reading of a confirm, property and header tables in
+** both directions, and the texts that explain a broker's refusal.
 */
 #include "gbtest.h"
 
@@ -225,6 +225,25 @@ static void test_window_callback_may_drain(void **state)
 	assert_int_equal(w.low, 1);
 	assert_int_equal(w.next, 1);
 	amq_win_free(&w);
+}
+
+/* Both clients read a confirm's tag and `multiple` flag through one
+** function; an ack and a nack are told apart. */
+static void test_confirm_read_ack_and_nack(void **state)
+{
+	(void)state;
+	amqp_basic_ack_t ack = {.delivery_tag = 7, .multiple = 1};
+	amqp_basic_nack_t nack = {.delivery_tag = 9, .multiple = 0};
+	amqp_method_t m = {AMQP_BASIC_ACK_METHOD, &ack};
+	uint64_t tag = 0;
+	int multiple = -1;
+	assert_int_equal(amq_confirm_read(&m, &tag, &multiple), 1);
+	assert_int_equal(tag, 7);
+	assert_int_equal(multiple, 1);
+	m = (amqp_method_t){AMQP_BASIC_NACK_METHOD, &nack};
+	assert_int_equal(amq_confirm_read(&m, &tag, &multiple), 0);
+	assert_int_equal(tag, 9);
+	assert_int_equal(multiple, 0);
 }
 
 /* ---- properties ------------------------------------------------------------- */
@@ -567,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_window_ring_wraps_and_fills),
 		cmocka_unit_test(test_window_callback_may_publish),
 		cmocka_unit_test(test_window_callback_may_drain),
+		cmocka_unit_test(test_confirm_read_ack_and_nack),
 		cmocka_unit_test(test_export_sets_what_is_given),
 		cmocka_unit_test(test_export_rejects_bad_headers),
 		cmocka_unit_test(test_import_copies_and_finds_headers),
