@@ -117,11 +117,13 @@ static int parse_by_priority(const struct ju_ctx *c, json_t *v,
 struct tq_head {
 	long long id;
 	const char *description;
+	double priority; /* NAN when absent or null */
 };
 static const struct ju_fld tq_flds[] = {
 	JU_F("id", JU_K_LLONG, JU_F_REQ, struct tq_head, id, 1,
 	     (double)SCM_MAX_TQ_ID, 0),
 	JU_STR("description", struct tq_head, description, 0, NULL),
+	JU_NUMNULL("priority", struct tq_head, priority, 0, INFINITY),
 	JU_FLD_END,
 };
 
@@ -136,7 +138,7 @@ static int parse_tq(const struct ju_ctx *c, const struct dj_config *cfg,
 	extra[ne++] = "jobs";
 	extra[ne++] = "jobsByPriority";
 	extra[ne] = NULL;
-	struct tq_head h = {0, NULL};
+	struct tq_head h = {0, NULL, NAN};
 	memset(t, 0, sizeof(*t));
 	int rc = ju_parse_record(c, v, path, tq_flds, extra, &h);
 	if (rc == GB_OK)
@@ -146,6 +148,8 @@ static int parse_tq(const struct ju_ctx *c, const struct dj_config *cfg,
 		return rc;
 	t->tq_id = h.id;
 	t->description = h.description;
+	t->has_priority = !isnan(h.priority);
+	t->priority = t->has_priority ? h.priority : 0;
 	t->segment = tq_cpu_segment(t->def.cpu_time, cfg->seg, cfg->nseg);
 	json_t *jobs = json_object_get(v, "jobs");
 	json_t *byp = json_object_get(v, "jobsByPriority");
@@ -263,6 +267,29 @@ static int check_signatures(const struct ju_ctx *c,
 	return GB_OK;
 }
 
+/* Stored priorities are the leader's for the whole index: a file that
+** gives some TQs theirs and leaves the others to a recomputation would
+** mix two moments, so it is every TQ or none. */
+static int check_priorities(const struct ju_ctx *c,
+			    const struct scm_scenario *s)
+{
+	for (size_t i = 1; i < s->ntqs; i++) {
+		if (s->tqs[i].has_priority == s->tqs[0].has_priority)
+			continue;
+		char p[JU_PATH], f[JU_PATH];
+		ju_path_idx(p, sizeof(p), "taskQueues", i);
+		ju_path_key(f, sizeof(f), p, "priority");
+		if (s->tqs[0].has_priority)
+			return ju_fail(c, GB_EMISSING, f,
+				       "missing (taskQueues[0] has one: give "
+				       "every task queue a priority or none)");
+		return ju_fail(c, GB_EINVAL, f,
+			       "taskQueues[0] has none: give every task queue "
+			       "a priority or none");
+	}
+	return GB_OK;
+}
+
 static int parse_tqs(const struct ju_ctx *c, json_t *v, struct scm_scenario *s)
 {
 	static const char path[] = "taskQueues";
@@ -291,6 +318,8 @@ static int parse_tqs(const struct ju_ctx *c, json_t *v, struct scm_scenario *s)
 			return ju_fail(c, GB_ENOMEM, path, "out of memory");
 	}
 	rc = ju_dups(c, ids, s->ntqs, path, ".id", "task queue id");
+	if (rc == GB_OK)
+		rc = check_priorities(c, s);
 	if (rc == GB_OK)
 		rc = check_signatures(c, s);
 	if (rc == GB_OK)

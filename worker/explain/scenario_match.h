@@ -14,6 +14,9 @@
 **                    cpuTime (raw seconds; TQ-02 gives the segment),
 **                    sites, bannedSites, gridCEs, platforms, pilotTypes,
 **                    submitPools, gridMiddlewares,
+**                    "priority" (optional, >= 0: the TQ's lottery
+**                    priority as the worker's index held it; every TQ
+**                    has one or none has),
 **                    "jobs": [{"jobID", "userPriority"}]
 **                    or "jobsByPriority": {"1": 300, "5": 20}}],
 **    "history": [{"age" (s before now), "ownerGroup", "ownerDN"
@@ -22,8 +25,8 @@
 ** jobsByPriority generates the ids id x SCM_GEN_BASE + 1, + 2, ... in
 ** ascending UserPriority. Parsing is strict (unknown fields, types,
 ** ranges; TQ ids and job ids unique; two TQs with the same requirements
-** are refused, since TQ-01 would make them one), with "PATH: problem"
-** errors.
+** are refused, since TQ-01 would make them one; "priority" on some TQs
+** but not all is refused), with "PATH: problem" errors.
 */
 #ifndef GB_SCENARIO_MATCH_H
 #define GB_SCENARIO_MATCH_H
@@ -62,6 +65,12 @@ struct scm_tq {
 	long long segment;       /* TQ-02 segment of def.cpu_time */
 	struct scm_job *jobs;
 	size_t njobs;
+	/* "priority": the lottery priority the worker's index held (PR-08,
+	** as the leader last computed it), >= 0; has_priority 0 and
+	** priority 0 when the file gives none. Either every TQ has one or
+	** none has. */
+	double priority;
+	int has_priority;
 };
 
 struct scm_scenario {
@@ -83,7 +92,9 @@ int scm_is_match_scenario(json_t *root);
 /*
 ** Parse a whole match scenario; everything lives in `a`. Returns 0 or
 ** GB_E* with "PATH: problem" in err (GB_EDUP for a repeated TQ id or job
-** id, or two TQs with one requirement set).
+** id, or two TQs with one requirement set; GB_EMISSING or GB_EINVAL at
+** "taskQueues[i].priority" when taskQueues[0] has a priority and TQ i
+** has none, or the other way round).
 */
 int scm_parse_scenario(json_t *root, struct arena *a, struct scm_scenario *out,
 		       char *err, size_t errlen);

@@ -653,6 +653,16 @@ const struct tq_view *tqi_views(const struct tqi_index *x, size_t *n)
 	return x->views;
 }
 
+const long long *tqi_level_ids(const struct tqi_index *x, size_t pos,
+			       size_t l, size_t *n)
+{
+	*n = 0;
+	if (x == NULL || pos >= x->ntqs || l >= x->views[pos].nlevels)
+		return NULL;
+	*n = x->views[pos].levels[l].njobs;
+	return x->tqs[pos]->ids[l].v + x->tqs[pos]->ids[l].head;
+}
+
 void tqi_stats(const struct tqi_index *x, struct pr_tq *out)
 {
 	for (size_t i = 0; i < x->ntqs; i++) {

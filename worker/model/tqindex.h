@@ -93,6 +93,16 @@ size_t tqi_ntqs(const struct tqi_index *x);
 const struct tq_view *tqi_views(const struct tqi_index *x, size_t *n);
 
 /*
+** Every waiting job id of level `l` of the TQ at position `pos` of
+** tqi_views, ascending: views[pos].levels[l].njobs of them, where the
+** level's `lowest` shows only the first TQ_PICK_FROM (all tq_match
+** reads); for writing the whole index out, as a match scenario. Valid
+** until the next change; NULL with *n 0 when pos or l is out of range.
+*/
+const long long *tqi_level_ids(const struct tqi_index *x, size_t pos,
+			       size_t l, size_t *n);
+
+/*
 ** Inputs of pr_recompute, one per TQ in tq_id order: tq_id, owner and
 ** owner_group (the interned strings, valid while the index lives), njobs,
 ** prio_sum (sum of the jobs' UserPriorities). `out` has room for
