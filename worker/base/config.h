@@ -36,7 +36,9 @@
 **   worker.watchdog 1, worker.metrics_listen 127.0.0.1:9464 (empty = off),
 **   worker.metrics_allow_remote 0, worker.decision_retention_days 30 (0 = forever,
 **   reloadable), worker.decision_retention_interval 60 (s, reloadable),
-**   worker.backlog_interval 30 (s, 0 = off, reloadable)
+**   worker.backlog_interval 30 (s, 0 = off, reloadable),
+**   worker.decision_inputs_dir "" (reloadable; empty = off: see
+**   pipeline/dump.h)
 */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -92,6 +94,7 @@ struct gb_config {
 	int decision_retention_days;     /* 0 = keep decisions forever */
 	int decision_retention_interval; /* s between retention passes */
 	int backlog_interval;      /* s between backlog counts, 0 = off */
+	char decision_inputs_dir[PATH_MAX]; /* "" = no scenario dumps */
 	/* [dirac] */
 	int match_batch;           /* pilot.match requests per group commit */
 	int index_refresh_ms;      /* task queue index refresh period */

@@ -608,8 +608,20 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 		/* the scenario's strings outlive the index */
 		st[i].owner = out->rows[i].pr.owner;
 		st[i].owner_group = out->rows[i].pr.owner_group;
+		/* A scenario written from a worker's index (a stored decision)
+		** gives the priorities the leader had computed, which that
+		** pilot was matched with; the shares above still show what a
+		** recomputation now gives. */
+		if (out->rows[i].tq->has_priority)
+			st[i].priority = out->rows[i].tq->priority;
 		out->rows[i].pr = st[i];
 		rc = tqi_set_priority(x, st[i].tq_id, st[i].priority);
+	}
+	if (rc == GB_OK && n && out->rows[0].tq->has_priority) {
+		size_t l = strlen(out->note);
+		snprintf(out->note + l, sizeof(out->note) - l,
+			 "%spriorities as given by the scenario",
+			 l ? "; " : "");
 	}
 	if (rc != GB_OK)
 		return rc;

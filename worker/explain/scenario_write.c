@@ -333,12 +333,17 @@ static json_t *tqueue_json(const struct to_queue *q, const char *workflow)
 	return scw_done(o, bad);
 }
 
-static json_t *tjob_json(const struct to_job *j, const char *queue_name,
+static json_t *tjob_json(const struct to_job *j, long long task_id,
+			 const char *gshare, const char *queue_name,
 			 const char *sub)
 {
 	json_t *o = scw_object(fields, TO_J, j, 0);
 	const char *st = to_status_name(j->status);
 	int bad = o == NULL || st == NULL;
+	if (task_id)
+		bad = bad || ju_set(o, "taskID", json_integer(task_id));
+	if (gshare && gshare[0])
+		bad = bad || ju_set(o, "gshare", json_string(gshare));
 	bad = bad || ju_set(o, "status", json_string(st));
 	if (queue_name)
 		bad = bad || ju_set(o, "queue", json_string(queue_name));
@@ -363,19 +368,22 @@ static json_t *tqueues_json(const char *name, const struct to_queue *q,
 }
 
 /* "jobs": the one job. */
-static json_t *tjobs_json(const struct to_job *j, const char *queue_name,
+static json_t *tjobs_json(const struct to_job *j, long long task_id,
+			  const char *gshare, const char *queue_name,
 			  const char *sub)
 {
 	json_t *a = json_array();
-	return scw_done(a, a == NULL || ju_push(a, tjob_json(j, queue_name,
-							     sub)));
+	return scw_done(a, a == NULL ||
+				   ju_push(a, tjob_json(j, task_id, gshare,
+							queue_name, sub)));
 }
 
 json_t *scw_timeout(long long now, const struct prm_set *params,
-		    const struct to_job *j, const char *queue_name,
+		    const struct to_job *j, long long task_id,
+		    const char *gshare, const char *queue_name,
 		    const struct to_queue *q, const char *sub_status)
 {
-	if (j == NULL || (q && queue_name == NULL))
+	if (j == NULL || (q && queue_name == NULL) || task_id < 0)
 		return NULL;
 	const char *wf = j->workflow && j->workflow[0] ? j->workflow : NULL;
 	const char *sub = sub_status ? sub_status
@@ -391,6 +399,7 @@ json_t *scw_timeout(long long now, const struct prm_set *params,
 	bad = bad || ju_set(root, "params", scw_params(params));
 	bad = bad || ju_set(root, "queues", tqueues_json(queue_name, q, wf));
 	bad = bad || ju_set(root, "jobs",
-			    tjobs_json(j, q ? queue_name : NULL, sub));
+			    tjobs_json(j, task_id, gshare, q ? queue_name : NULL,
+				       sub));
 	return scw_done(root, bad);
 }

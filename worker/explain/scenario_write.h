@@ -142,7 +142,8 @@ json_t *scw_match(long long now, unsigned long long seed,
 /*
 ** A timeout scenario (schemas/scenario-timeout.schema.json, sct_parse_
 ** scenario) with the one job `j`: {"kind": "timeout", now, params,
-** queues, jobs: [j]}. `q` is the job's queue row, NULL when it has none
+** queues, jobs: [j]}. `task_id` (0: none) and `gshare` (NULL or "": none)
+** name the job's task and share as its decision record does. `q` is the job's queue row, NULL when it has none
 ** (then the job is written with no queue); with a row, `queue_name` names
 ** it and carries j->workflow as its "workflow" (the parser gives a job its
 ** queue's workflow), status "paused" when q->paused. `sub_status` is the
@@ -154,7 +155,8 @@ json_t *scw_match(long long now, unsigned long long seed,
 ** range.
 */
 json_t *scw_timeout(long long now, const struct prm_set *params,
-		    const struct to_job *j, const char *queue_name,
+		    const struct to_job *j, long long task_id,
+		    const char *gshare, const char *queue_name,
 		    const struct to_queue *q, const char *sub_status);
 
 /* ---- the pieces the writers share ---------------------------------------- */

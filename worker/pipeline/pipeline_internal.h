@@ -49,6 +49,13 @@ struct wk_note {
 	char *msg;
 };
 
+/* A decision's inputs as a scenario, written after the commit (dump.h). */
+struct wk_dump {
+	const char *kind;
+	long long decision_id;
+	const char *text;
+};
+
 struct wk_txn {
 	struct wk_worker *w;
 	struct arena *a;          /* the request's; every row and note */
@@ -61,6 +68,8 @@ struct wk_txn {
 	size_t nrows, caprows;
 	struct wk_note *notes;
 	size_t nnotes, capnotes;
+	struct wk_dump *dumps;
+	size_t ndumps, capdumps;
 	size_t done;              /* what a scan decided (its own count) */
 	char db_error[512];       /* the store's text of a failed attempt */
 };
@@ -92,6 +101,11 @@ int wk_txn_event(struct wk_txn *t, const char *event, long long decision_id,
 int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 		    const char *event, const char *request_id,
 		    const msgpack_sbuffer *sb);
+
+/* Room for one more element n of an arena array of *cap elements of
+** `size` bytes (copied when it grows). 0 or GB_ETOOBIG. */
+int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
+		size_t size);
 
 /* Inside the body: log this at `level` (LOG_LVL_*) after the commit, with
 ** up to two journal fields ("GB_JOB_ID=42"; NULL for none);
@@ -245,6 +259,8 @@ struct wk_match_req {
 	int lost;                /* picks other workers claimed first */
 	uint64_t seed;           /* of the last pick's draws */
 	int job_sharing;         /* its group has JOB_SHARING */
+	json_t *dump;            /* the index it was matched on, when the
+				    worker dumps decisions (dump.h) */
 	struct tq_result res;
 	const char *code, *reason;
 	long long tq_cpu;

@@ -27,6 +27,8 @@
 #include "codec/codec_panda.h"
 #include "gb_error.h"
 #include "model/decide.h"
+#include "explain/scenario_write.h"
+#include "pipeline/dump.h"
 #include "pipeline/pipeline_internal.h"
 #include "report/record.h"
 #include "store/store_analysis.h"
@@ -168,6 +170,7 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 	int rc = st_analysis_state(w->db, r, set, t->now, t->a, &st, &tclass);
 	if (rc != GB_OK)
 		return rc;
+	st.user.task_class = tclass;
 	if (!st.user.user_analysis && r->t.gshare &&
 	    strcmp(r->t.gshare, "User Analysis") == 0)
 		log_debug("task %lld: no share_usage row for User Analysis; "
@@ -190,6 +193,10 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 	free(record);
 	if (rc != GB_OK)
 		return rc;
+	if (wk_dumping(w))
+		wk_txn_dump(t, "analysis", decision_id,
+			    scw_analysis(t->now, seed, set, grid, r, &st,
+					 tclass));
 	size_t nj = m.req.njobs;
 	if (throttled) {
 		const struct an_throttle *th = &m.throttle;
@@ -266,6 +273,9 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 	free(record);
 	if (rc != GB_OK)
 		return rc;
+	if (wk_dumping(w))
+		wk_txn_dump(t, "jobs", decision_id,
+			    scw_jobs(t->now, seed, &set, &grid, r));
 	rc = jobs_event(t, &m.req, m.queues, &m.dec, &m.plan, decision_id,
 			request_id, m.retry_at);
 	if (rc != GB_OK)

@@ -41,6 +41,8 @@
 #include "base/log.h"
 #include "gb_error.h"
 #include "model/decide.h"
+#include "explain/scenario_write.h"
+#include "pipeline/dump.h"
 #include "pipeline/pipeline_internal.h"
 #include "report/record.h"
 #include "store/store_tq.h"
@@ -115,6 +117,10 @@ static char *keep(struct wk_tq *t, const char *s)
 
 static void reset_batch(struct wk_tq *t)
 {
+	for (size_t i = 0; i < t->nreq; i++) {
+		json_decref(t->req[i].dump);
+		t->req[i].dump = NULL;
+	}
 	t->nreq = 0;
 	arena_free(&t->batch_arena);
 	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
@@ -426,6 +432,13 @@ static void pick_all(struct wk_worker *w, long long now)
 		r->res = m.result;
 		r->job_sharing = m.res.job_sharing;
 		r->reason = arena_strdup(&t->batch_arena, m.reason);
+		/* The index as this pick saw it, before the pick leaves it; a
+		** claim_conflict has none (another worker's claims decided). */
+		json_decref(r->dump);
+		r->dump = NULL;
+		if (wk_dumping(w) && !(r->lost && m.result.chosen < 0))
+			r->dump = scw_match(now, r->seed, &t->pcfg, t->seg,
+					    t->nseg, t->idx, NULL, 0, &r->p);
 		if (rc != GB_OK || m.result.chosen < 0) {
 			r->state = WK_MR_NOMATCH;
 			r->code = r->lost ? "claim_conflict" : m.code;
@@ -615,9 +628,15 @@ static int batch_body(struct wk_txn *x, void *arg)
 	}
 	if (rc == GB_OK) {
 		size_t j = 0;
-		for (size_t i = 0; i < t->nreq; i++)
-			if (t->req[i].state != WK_MR_DONE)
-				t->req[i].decision_id = recs[j++].m.decision_id;
+		for (size_t i = 0; i < t->nreq; i++) {
+			struct wk_match_req *r = &t->req[i];
+			if (r->state == WK_MR_DONE)
+				continue;
+			r->decision_id = recs[j++].m.decision_id;
+			if (r->dump && strcmp(r->code, "claim_conflict") != 0)
+				wk_txn_dump(x, "pilot", r->decision_id,
+					    json_incref(r->dump));
+		}
 		rc = batch_event(x, "pilot.matched", 1);
 	}
 	if (rc == GB_OK)

@@ -33,6 +33,8 @@
 #include "codec/codec_panda.h"
 #include "gb_error.h"
 #include "model/decide.h"
+#include "explain/scenario_write.h"
+#include "pipeline/dump.h"
 #include "pipeline/pipeline_internal.h"
 #include "report/record.h"
 #include "store/store_panda.h"
@@ -120,6 +122,12 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 	free(record);
 	if (rc != GB_OK)
 		return rc;
+	/* TO-13 is not dumped: which jobs move is the store's pick. */
+	if (!fast && wk_dumping(w))
+		wk_txn_dump(t, "timeout", decision_id,
+			    scw_timeout(t->now, set, &j->j, j->task_id,
+					j->gshare, j->queue,
+					j->has_queue_row ? &j->q : NULL, NULL));
 	msgpack_sbuffer sb;
 	if (!fast) {
 		const struct cdp_timeout_event ev = {

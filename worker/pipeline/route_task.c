@@ -15,6 +15,8 @@
 #include "codec/codec.h"
 #include "gb_error.h"
 #include "model/decide.h"
+#include "explain/scenario_write.h"
+#include "pipeline/dump.h"
 #include "pipeline/pipeline_internal.h"
 #include "report/record.h"
 
@@ -51,6 +53,9 @@ static int decide_task(struct wk_txn *t, const struct tb_task *task,
 	free(record);
 	if (rc != GB_OK)
 		return rc;
+	if (wk_dumping(w))
+		wk_txn_dump(t, "task", decision_id,
+			    scw_task(t->now, seed, &set, nuclei, n, task));
 
 	const char *event = d.dec.outcome == DEC_ASSIGNED ? "task.assigned"
 							  : "task.pending";

@@ -22,6 +22,7 @@
 #include "gb_error.h"
 #include "base/log.h"
 #include "base/metrics.h"
+#include "pipeline/dump.h"
 #include "pipeline/pipeline_internal.h"
 #include "store/store_summary.h"
 
@@ -328,7 +329,7 @@ void wk_txn_init(struct wk_txn *t, struct wk_worker *w, struct arena *a,
 
 /* Room for one more element of an arena array (the arena never frees, so
 ** growing copies; these arrays stay small: a request's events and lines). */
-static int grow(struct arena *a, void **arr, size_t n, size_t *cap,
+int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
 		size_t size)
 {
 	if (n < *cap)
@@ -349,7 +350,7 @@ int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 		    const msgpack_sbuffer *sb)
 {
 	struct wk_worker *w = t->w;
-	int rc = grow(t->a, (void **)&t->rows, t->nrows, &t->caprows,
+	int rc = wk_txn_grow(t->a, (void **)&t->rows, t->nrows, &t->caprows,
 		      sizeof(*t->rows));
 	if (rc != GB_OK)
 		return rc;
@@ -384,7 +385,7 @@ int wk_txn_event(struct wk_txn *t, const char *event, long long decision_id,
 static struct wk_note *note_add(struct wk_txn *t, const char *fmt,
 				va_list ap)
 {
-	if (grow(t->a, (void **)&t->notes, t->nnotes, &t->capnotes,
+	if (wk_txn_grow(t->a, (void **)&t->notes, t->nnotes, &t->capnotes,
 		 sizeof(*t->notes)) != GB_OK)
 		return NULL;
 	char msg[512];
@@ -455,7 +456,7 @@ int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
 	struct wk_worker *w = t->w;
 	int rc = GB_EDBGONE;
 	for (t->attempt = 0; t->attempt < WK_DB_RETRIES; t->attempt++) {
-		t->nrows = t->nnotes = t->done = 0;
+		t->nrows = t->nnotes = t->ndumps = t->done = 0;
 		t->db_error[0] = '\0';
 		t->now = clk_now();
 		rc = w->db ? st_begin(w->db) : GB_EDBGONE;
@@ -477,6 +478,7 @@ int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
 	}
 	if (rc != GB_OK)
 		return rc;
+	wk_dump_flush(t);
 	for (size_t i = 0; i < t->nnotes; i++) {
 		const struct wk_note *n = &t->notes[i];
 		if (n->decided)

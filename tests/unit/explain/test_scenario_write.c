@@ -369,18 +369,16 @@ static json_t *jobs_decide(const struct sca_scenario *s, int anal,
 			   struct arena *a)
 {
 	if (!anal) {
-		struct scj_result r;
-		assert_int_equal(scj_run(&s->job, a, &r), GB_OK);
-		return rpj_detail_json(&r.req, r.queues, r.nqueues, &r.dec,
-				       &r.plan, &r.params, &r.env);
+		struct md_jobs *r = arena_alloc(a, sizeof(*r));
+		assert_non_null(r);
+		assert_int_equal(scj_run(&s->job, a, r), GB_OK);
+		return rpj_detail_json(&r->req, r->queues, r->nqueues, &r->dec,
+				       &r->plan, &r->params, &r->env);
 	}
-	struct sca_result *r = arena_alloc(a, sizeof(*r));
+	struct md_analysis *r = arena_alloc(a, sizeof(*r));
 	assert_non_null(r);
 	assert_int_equal(sca_run(s, a, r), GB_OK);
-	int th = r->throttle.throttled;
-	return rpa_decision_json(&r->req, th ? NULL : r->aqs, r->nqueues,
-				 th ? NULL : &r->dec, &r->plan, r->job_queue,
-				 &r->throttle, &r->user, r->task_class);
+	return rpa_decision_json(r);
 }
 
 /* parse -> write -> text -> parse -> write and the two decisions; `s1`
@@ -728,13 +726,15 @@ static json_t *match_write(const struct scm_scenario *s,
 
 /* scm_result_json without what an index does not keep: a TQ's raw CPU
 ** time (it holds the segment), which the TQ-05 cpu_time detail names, and
-** its description. */
+** its description; and without the corrector's note, which says whether
+** the priorities were given (a written index) or recomputed. */
 static json_t *match_decide(const struct scm_scenario *s, struct arena *a)
 {
 	struct scm_result r;
 	assert_int_equal(scm_run(s, a, &r), GB_OK);
 	json_t *j = scm_result_json(s, &r);
 	assert_non_null(j);
+	json_object_del(json_object_get(j, "corrections"), "note");
 	json_t *tqs = json_object_get(j, "taskQueues");
 	for (size_t i = 0; i < json_array_size(tqs); i++) {
 		json_t *row = json_array_get(tqs, i);
@@ -1073,7 +1073,8 @@ static json_t *timeout_write(const struct sct_scenario *s, size_t i)
 {
 	const struct sct_job *j = &s->jobs[i];
 	const struct sct_queue *q = j->qidx >= 0 ? &s->queues[j->qidx] : NULL;
-	return scw_timeout(s->now, &s->params, &j->j, q ? q->name : NULL,
+	return scw_timeout(s->now, &s->params, &j->j, j->task_id, j->gshare,
+			   q ? q->name : NULL,
 			   q ? &q->q : NULL, j->sub_status);
 }
 
@@ -1172,7 +1173,7 @@ static void test_timeout(void **state)
 	timeout_parse(f, a, &s);
 	timeout_rounds(&s, a);
 	/* the worker keeps only whether there is a jobSubStatus */
-	json_t *w = scw_timeout(s.now, &s.params, &s.jobs[0].j, "HPC",
+	json_t *w = scw_timeout(s.now, &s.params, &s.jobs[0].j, 0, NULL, "HPC",
 				&s.queues[0].q, NULL);
 	assert_non_null(w);
 	assert_string_equal(json_string_value(json_object_get(
@@ -1195,29 +1196,29 @@ static void test_timeout_refused(void **state)
 	const struct prm_set *p = &s.params;
 	/* a job at a queue without a row: no queue, as to_check sees it */
 	struct to_job plain = s.jobs[1].j;
-	json_t *w = scw_timeout(s.now, p, &plain, "PLAIN", NULL, "");
+	json_t *w = scw_timeout(s.now, p, &plain, 0, NULL, "PLAIN", NULL, "");
 	assert_non_null(w);
 	assert_int_equal(json_object_size(json_object_get(w, "queues")), 0);
 	assert_null(json_object_get(json_array_get(json_object_get(w, "jobs"),
 						   0),
 				    "queue"));
 	json_decref(w);
-	assert_null(scw_timeout(s.now, p, &j, NULL, q, NULL));
-	assert_null(scw_timeout(s.now, p, &j, "HPC", NULL, NULL));
-	assert_null(scw_timeout(s.now, p, &j, "HPC", q, ""));
-	assert_null(scw_timeout(s.now, p, NULL, "HPC", q, NULL));
-	assert_null(scw_timeout(0, p, &j, "HPC", q, NULL));
+	assert_null(scw_timeout(s.now, p, &j, 0, NULL, NULL, q, NULL));
+	assert_null(scw_timeout(s.now, p, &j, 0, NULL, "HPC", NULL, NULL));
+	assert_null(scw_timeout(s.now, p, &j, 0, NULL, "HPC", q, ""));
+	assert_null(scw_timeout(s.now, p, NULL, 0, NULL, "HPC", q, NULL));
+	assert_null(scw_timeout(0, p, &j, 0, NULL, "HPC", q, NULL));
 	j.created_at = 0;
-	assert_null(scw_timeout(s.now, p, &j, "HPC", q, NULL));
+	assert_null(scw_timeout(s.now, p, &j, 0, NULL, "HPC", q, NULL));
 	j = s.jobs[0].j;
 	j.status_since = 0;
-	assert_null(scw_timeout(s.now, p, &j, "HPC", q, NULL));
+	assert_null(scw_timeout(s.now, p, &j, 0, NULL, "HPC", q, NULL));
 	j = s.jobs[0].j;
 	j.last_heartbeat = -1;
-	assert_null(scw_timeout(s.now, p, &j, "HPC", q, NULL));
+	assert_null(scw_timeout(s.now, p, &j, 0, NULL, "HPC", q, NULL));
 	j = s.jobs[0].j;
 	j.status = TO_NSTATUS;
-	assert_null(scw_timeout(s.now, p, &j, "HPC", q, NULL));
+	assert_null(scw_timeout(s.now, p, &j, 0, NULL, "HPC", q, NULL));
 	json_decref(f);
 }
 
