@@ -548,3 +548,36 @@ json_t *ju_candidate_json(const struct dec_candidate *c, const char *name,
 	}
 	return o;
 }
+
+int ju_scenario_begin(const struct ju_ctx *c, const json_t *root, void *out,
+		      size_t size)
+{
+	if (out == NULL || c->a == NULL)
+		return ju_fail(c, GB_EINVAL, "", "invalid arguments");
+	memset(out, 0, size);
+	if (root == NULL)
+		return ju_fail(c, GB_EMISSING, "", "no scenario");
+	return GB_OK;
+}
+
+struct scenario_head {
+	long long now, seed;
+};
+
+int ju_scenario_head(const struct ju_ctx *c, json_t *root,
+		     const char *const *others, long long *now,
+		     unsigned long long *seed)
+{
+	static const struct ju_fld flds[] = {
+		JU_TEXT("$schema"),
+		JU_TEXT("description"),
+		JU_TIME("now", struct scenario_head, now, JU_F_REQ),
+		JU_LLNG("seed", struct scenario_head, seed, JU_F_REQ, 0),
+		JU_FLD_END,
+	};
+	struct scenario_head h = {0, 0};
+	int rc = ju_parse_record(c, root, "", flds, others, &h);
+	*now = h.now;
+	*seed = (unsigned long long)h.seed;
+	return rc;
+}

@@ -218,6 +218,24 @@ int ju_fld_parse(const struct ju_ctx *c, json_t *obj, const char *path,
 		 const struct ju_fld *d, void *base);
 
 /*
+** The start of every scenario parser: NULL `out` or `c->a` is GB_EINVAL
+** "invalid arguments"; `out` (size bytes) is zeroed; a NULL root is
+** GB_EMISSING "no scenario". Returns 0 or the error, with c's message.
+*/
+int ju_scenario_begin(const struct ju_ctx *c, const json_t *root, void *out,
+		      size_t size);
+
+/*
+** The head every decision scenario shares: "$schema" and "description"
+** (free text), "now" (RFC 3339, required) into *now and "seed" (an integer
+** >= 0, required) into *seed; any other top-level key must be in `others`
+** (NULL-ended), else GB_EINVAL "unknown field". Returns 0 or the error.
+*/
+int ju_scenario_head(const struct ju_ctx *c, json_t *root,
+		     const char *const *others, long long *now,
+		     unsigned long long *seed);
+
+/*
 ** `obj` must be an object whose keys are in table `t` (ended by
 ** JU_FLD_END) or in `extra` (NULL-ended, may be NULL): any other key is
 ** GB_EINVAL "unknown field". Then every row of `t` is parsed in order, so

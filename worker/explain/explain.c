@@ -127,14 +127,7 @@ static int run_match(json_t *root, struct arena *a, struct ex_result *out,
 	int matched = m->result.chosen >= 0;
 	const struct rec_pilot rp = {
 		.pilot_id = p->pilot_id,
-		.p = {.setup = p->setup,
-		      .site = p->site,
-		      .grid_ce = p->grid_ce,
-		      .platform = p->platform,
-		      .pilot_type = p->pilot_type,
-		      .owner_group = p->owner_group,
-		      .owner = p->owner,
-		      .cpu_time = p->cpu_time},
+		.p = scm_md_pilot(p),
 		.job_sharing = m->res.job_sharing,
 		.res = &m->result,
 		.matched = matched,
@@ -165,7 +158,7 @@ static int run_timeout(json_t *root, struct arena *a, struct ex_result *out,
 		const struct sct_job *j = &s->jobs[i];
 		if (!r->jobs[i].fired)
 			continue;
-		const struct rec_timeout rt = {
+		const struct cdp_timeout_event ev = {
 			.job_id = j->j.job_id,
 			.task_id = j->task_id,
 			.queue = j->queue,
@@ -173,7 +166,7 @@ static int run_timeout(json_t *root, struct arena *a, struct ex_result *out,
 			.status = j->j.status,
 			.v = &r->jobs[i].v,
 		};
-		rc = add(a, out, s->njobs, rec_timeout(&rt),
+		rc = add(a, out, s->njobs, rec_timeout(&ev, NULL, NULL),
 			 num(a, j->j.job_id),
 			 to_action_name(r->jobs[i].v.action), NULL,
 			 j->j.job_id);

@@ -15,8 +15,7 @@
 ** dataset names contain dots. All strings and arrays are copied into the
 ** caller's arena, so the result outlives the json_t.
 **
-** The renderers of decisions (rpt_decision_json, rpt_print_decision) are in
-** report.c.
+** Decisions are shown by report/ (record.h, report.h).
 */
 #include "explain/scenario.h"
 
@@ -71,18 +70,28 @@ static json_t *field(json_t *obj, const char *key, int required)
 	return v;
 }
 
+/* `key` of obj into *v, NULL for "take the default"; a required field
+** that is absent fails. `f` (SCN_PATH bytes) gets the field's path. */
+static int lookup(const struct ju_ctx *c, json_t *obj, const char *path,
+		  const char *key, int required, char *f, json_t **v)
+{
+	ju_path_key(f, SCN_PATH, path, key);
+	*v = field(obj, key, required);
+	if (*v == NULL && required)
+		return ju_fail(c, GB_EMISSING, f, "missing");
+	return GB_OK;
+}
+
 static int f_num(const struct ju_ctx *c, json_t *obj, const char *path,
 		 const char *key, int required, double min, double def,
 		 double *out)
 {
 	char f[SCN_PATH];
-	ju_path_key(f, sizeof(f), path, key);
-	json_t *v = field(obj, key, required);
-	if (v == NULL) {
-		if (required)
-			return ju_fail(c, GB_EMISSING, f, "missing");
+	json_t *v;
+	int rc = lookup(c, obj, path, key, required, f, &v);
+	if (rc != GB_OK || v == NULL) {
 		*out = def;
-		return GB_OK;
+		return rc;
 	}
 	if (!json_is_number(v))
 		return ju_fail(c, GB_ETYPE, f, "expected a number, got %s",
@@ -102,13 +111,11 @@ static int f_int(const struct ju_ctx *c, json_t *obj, const char *path,
 		 long long def, long long *out)
 {
 	char f[SCN_PATH];
-	ju_path_key(f, sizeof(f), path, key);
-	json_t *v = field(obj, key, required);
-	if (v == NULL) {
-		if (required)
-			return ju_fail(c, GB_EMISSING, f, "missing");
+	json_t *v;
+	int rc = lookup(c, obj, path, key, required, f, &v);
+	if (rc != GB_OK || v == NULL) {
 		*out = def;
-		return GB_OK;
+		return rc;
 	}
 	if (!json_is_integer(v))
 		return ju_fail(c, GB_ETYPE, f, "expected integer, got %s",
@@ -135,11 +142,11 @@ static int f_bool(const struct ju_ctx *c, json_t *obj, const char *path,
 		  const char *key, int def, int *out)
 {
 	char f[SCN_PATH];
-	ju_path_key(f, sizeof(f), path, key);
-	json_t *v = field(obj, key, 0);
-	if (v == NULL) {
+	json_t *v;
+	int rc = lookup(c, obj, path, key, 0, f, &v);
+	if (rc != GB_OK || v == NULL) {
 		*out = def;
-		return GB_OK;
+		return rc;
 	}
 	if (!json_is_boolean(v))
 		return ju_fail(c, GB_ETYPE, f, "expected boolean, got %s",
@@ -152,13 +159,11 @@ static int f_str(const struct ju_ctx *c, json_t *obj, const char *path,
 		 const char *key, int required, int nonempty, const char **out)
 {
 	char f[SCN_PATH];
-	ju_path_key(f, sizeof(f), path, key);
-	json_t *v = field(obj, key, required);
-	if (v == NULL) {
-		if (required)
-			return ju_fail(c, GB_EMISSING, f, "missing");
+	json_t *v;
+	int rc = lookup(c, obj, path, key, required, f, &v);
+	if (rc != GB_OK || v == NULL) {
 		*out = NULL;
-		return GB_OK;
+		return rc;
 	}
 	return ju_str_value(c, v, f, nonempty, out);
 }

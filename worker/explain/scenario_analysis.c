@@ -137,11 +137,9 @@ int sca_parse_scenario(json_t *root, struct arena *a, struct sca_scenario *out,
 		       char *err, size_t errlen)
 {
 	struct ju_ctx c = {a, err, errlen, 1, 0};
-	if (out == NULL || a == NULL)
-		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
-	memset(out, 0, sizeof(*out));
-	if (root == NULL)
-		return ju_fail(&c, GB_EMISSING, "", "no scenario");
+	int rc = ju_scenario_begin(&c, root, out, sizeof(*out));
+	if (rc != GB_OK)
+		return rc;
 	/* The job parser refuses keys it does not know: hand it a shallow
 	** copy without ours (it copies what it keeps into the arena). */
 	json_t *jobs = json_is_object(root) ? json_copy(root) : NULL;
@@ -149,8 +147,8 @@ int sca_parse_scenario(json_t *root, struct arena *a, struct sca_scenario *out,
 		return ju_fail(&c, GB_ENOMEM, "", "out of memory");
 	if (jobs)
 		json_object_del(jobs, "analysis");
-	int rc = scj_parse_scenario(jobs ? jobs : root, a, &out->job, err,
-				    errlen);
+	rc = scj_parse_scenario(jobs ? jobs : root, a, &out->job, err,
+				errlen);
 	json_decref(jobs);
 	if (rc != GB_OK)
 		return rc;

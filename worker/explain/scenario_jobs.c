@@ -296,19 +296,10 @@ int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,
 		       char *err, size_t errlen)
 {
 	struct ju_ctx c = {a, err, errlen, 1, 0};
-	if (out == NULL || a == NULL)
-		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
-	memset(out, 0, sizeof(*out));
-	if (root == NULL)
-		return ju_fail(&c, GB_EMISSING, "", "no scenario");
-	static const struct ju_fld head_flds[] = {
-		JU_TEXT("$schema"),
-		JU_TEXT("description"),
-		JU_TIME("now", struct scj_scenario, now, JU_F_REQ),
-		JU_LLNG("seed", struct scj_scenario, seed, JU_F_REQ, 0),
-		JU_FLD_END,
-	};
-	int rc = ju_parse_record(&c, root, "", head_flds, scenario_keys, out);
+	int rc = ju_scenario_begin(&c, root, out, sizeof(*out));
+	if (rc != GB_OK)
+		return rc;
+	rc = ju_scenario_head(&c, root, scenario_keys, &out->now, &out->seed);
 	struct prm_kv *kv = NULL;
 	size_t nkv = 0;
 	if (rc == GB_OK)

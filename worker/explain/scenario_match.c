@@ -362,19 +362,10 @@ int scm_parse_scenario(json_t *root, struct arena *a, struct scm_scenario *out,
 		       char *err, size_t errlen)
 {
 	struct ju_ctx c = {a, err, errlen, 0, 0};
-	if (out == NULL || a == NULL)
-		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
-	memset(out, 0, sizeof(*out));
-	if (root == NULL)
-		return ju_fail(&c, GB_EMISSING, "", "no scenario");
-	static const struct ju_fld head_flds[] = {
-		JU_TEXT("$schema"),
-		JU_TEXT("description"),
-		JU_TIME("now", struct scm_scenario, now, JU_F_REQ),
-		JU_LLNG("seed", struct scm_scenario, seed, JU_F_REQ, 0),
-		JU_FLD_END,
-	};
-	int rc = ju_parse_record(&c, root, "", head_flds, scenario_keys, out);
+	int rc = ju_scenario_begin(&c, root, out, sizeof(*out));
+	if (rc != GB_OK)
+		return rc;
+	rc = ju_scenario_head(&c, root, scenario_keys, &out->now, &out->seed);
 	if (rc == GB_OK)
 		rc = dj_parse_config(root, a, &out->cfg, err, errlen);
 	if (rc == GB_OK)
@@ -627,16 +618,7 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 		return rc;
 
 	const struct cdt_pilot *p = &s->pilot;
-	const struct md_pilot mp = {
-		.setup = p->setup,
-		.site = p->site,
-		.grid_ce = p->grid_ce,
-		.platform = p->platform,
-		.pilot_type = p->pilot_type,
-		.owner_group = p->owner_group,
-		.owner = p->owner,
-		.cpu_time = p->cpu_time,
-	};
+	const struct md_pilot mp = scm_md_pilot(p);
 	size_t nv = 0;
 	const struct tq_view *views = tqi_views(x, &nv);
 	double *weights = arena_alloc(a, (nv + 1) * sizeof(*weights));
@@ -670,6 +652,20 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 	out->job_priority = m.user_priority;
 	snprintf(out->outcome, sizeof(out->outcome), "%s", m.reason);
 	return GB_OK;
+}
+
+struct md_pilot scm_md_pilot(const struct cdt_pilot *p)
+{
+	return (struct md_pilot){
+		.setup = p->setup,
+		.site = p->site,
+		.grid_ce = p->grid_ce,
+		.platform = p->platform,
+		.pilot_type = p->pilot_type,
+		.owner_group = p->owner_group,
+		.owner = p->owner,
+		.cpu_time = p->cpu_time,
+	};
 }
 
 int scm_run(const struct scm_scenario *s, struct arena *a,

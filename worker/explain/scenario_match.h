@@ -145,6 +145,10 @@ struct scm_result {
 int scm_run(const struct scm_scenario *s, struct arena *a,
 	    struct scm_result *out);
 
+/* A pilot.match request's resource description in the terms of the
+** decision path (md_match_pilot); the strings stay p's. */
+struct md_pilot scm_md_pilot(const struct cdt_pilot *p);
+
 /* The last CN of a DN ("/DC=ch/.../CN=alice" -> "alice"), for tables; the
 ** DN itself when it has none. Points into dn. */
 const char *scm_short_dn(const char *dn);

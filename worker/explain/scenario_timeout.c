@@ -239,13 +239,11 @@ int sct_parse_scenario(json_t *root, struct arena *a, struct sct_scenario *out,
 		       char *err, size_t errlen)
 {
 	struct ju_ctx c = {a, err, errlen, 1, 0};
-	if (out == NULL || a == NULL)
-		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
-	memset(out, 0, sizeof(*out));
-	if (root == NULL)
-		return ju_fail(&c, GB_EMISSING, "", "no scenario");
+	int rc = ju_scenario_begin(&c, root, out, sizeof(*out));
+	if (rc != GB_OK)
+		return rc;
 	struct head h = {NULL, 0};
-	int rc = ju_parse_record(&c, root, "", head_flds, scenario_keys, &h);
+	rc = ju_parse_record(&c, root, "", head_flds, scenario_keys, &h);
 	if (rc == GB_OK && strcmp(h.kind, "timeout") != 0)
 		return ju_fail(&c, GB_ERANGE, "kind",
 			       "expected \"timeout\", got '%.64s'", h.kind);

@@ -42,7 +42,8 @@
 struct wk_note {
 	enum log_level level;
 	int decided;              /* count it as a decision (wk_decided) */
-	enum dec_outcome outcome; /* when decided */
+	enum mx_outcome mx;       /* when decided: assigned, pending or
+				     throttled */
 	const char *request_id;   /* GB_REQUEST_ID, may be NULL */
 	long long task_id;        /* GB_TASK_ID when decided */
 	const char *fields[3];    /* other journal fields, NULL-terminated */
@@ -109,13 +110,14 @@ int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
 
 /* Inside the body: log this at `level` (LOG_LVL_*) after the commit, with
 ** up to two journal fields ("GB_JOB_ID=42"; NULL for none);
-** wk_txn_decided also counts a decision (assigned, pending, throttled)
-** with the journal fields GB_REQUEST_ID, GB_TASK_ID and GB_OUTCOME. */
+** wk_txn_decided also counts a decision (`mx`: MX_O_ASSIGNED, MX_O_PENDING
+** or MX_O_THROTTLED) with the journal fields GB_REQUEST_ID, GB_TASK_ID and
+** GB_OUTCOME (assigned or pending: a throttled task is pending). */
 void wk_txn_log(struct wk_txn *t, enum log_level level, const char *field1,
 		const char *field2, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 void wk_txn_decided(struct wk_txn *t, const char *request_id, long long task_id,
-		    enum dec_outcome outcome, const char *fmt, ...)
+		    enum mx_outcome mx, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 /* After the commit: publish t's rows with a confirm; the last settles `d`
@@ -215,7 +217,10 @@ uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now);
 /* Count a decision and log it (what wk_txn_decided does after the
 ** commit). */
 void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
-		enum dec_outcome outcome, const char *msg);
+		enum mx_outcome mx, const char *msg);
+
+/* MX_O_ASSIGNED or MX_O_PENDING, as the decision's outcome says. */
+enum mx_outcome wk_mx_of(enum dec_outcome outcome);
 
 /* Metrics: the outcome of the delivery being handled (ignored outside
 ** one: the scans count their own). */

@@ -203,8 +203,7 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 		rc = throttled_event(t, &m, &st, decision_id, request_id);
 		if (rc != GB_OK)
 			return rc;
-		wk_mx_outcome(w, MX_O_THROTTLED);
-		wk_txn_decided(t, request_id, r->t.task_id, DEC_PENDING,
+		wk_txn_decided(t, request_id, r->t.task_id, MX_O_THROTTLED,
 			       "analysis task %lld of %s throttled: %s %s %g > "
 			       "%g; %zu jobs wait, retry in %d s (decision "
 			       "%lld request %s)",
@@ -218,7 +217,7 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 	if (rc != GB_OK)
 		return rc;
 	if (m.dec.outcome == DEC_ASSIGNED)
-		wk_txn_decided(t, request_id, r->t.task_id, m.dec.outcome,
+		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
 			       "analysis task %lld: %zu of %zu jobs on %zu best "
 			       "queue(s), first %s%s (decision %lld request "
 			       "%s)",
@@ -229,7 +228,7 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 				       : "",
 			       decision_id, request_id);
 	else
-		wk_txn_decided(t, request_id, r->t.task_id, m.dec.outcome,
+		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
 			       "analysis task %lld: %zu jobs pending, retry in "
 			       "%d s (no queue of %zu survived, AJ-28) decision "
 			       "%lld request %s",
@@ -282,7 +281,7 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 		return rc;
 	size_t nj = m.req.njobs, nq = m.nqueues;
 	if (m.dec.outcome == DEC_ASSIGNED)
-		wk_txn_decided(t, request_id, r->t.task_id, m.dec.outcome,
+		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
 			       "task %lld: %zu of %zu jobs placed on %zu best "
 			       "queue(s), first %s (%zu queues) decision %lld "
 			       "request %s",
@@ -290,7 +289,7 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 			       m.cands[m.plan.best[0]].name, nq, decision_id,
 			       request_id);
 	else
-		wk_txn_decided(t, request_id, r->t.task_id, m.dec.outcome,
+		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
 			       "task %lld: %zu jobs pending, retry in %d s (no "
 			       "queue of %zu eligible) decision %lld request %s",
 			       r->t.task_id, nj, JB_PENDING_RETRY_S, nq,

@@ -41,6 +41,7 @@
 #include "base/log.h"
 #include "gb_error.h"
 #include "model/decide.h"
+#include "explain/scenario_match.h"
 #include "explain/scenario_write.h"
 #include "pipeline/dump.h"
 #include "pipeline/pipeline_internal.h"
@@ -186,16 +187,7 @@ static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
 	r->p.pilot_type = keep(t, p.pilot_type);
 	r->p.owner_group = keep(t, p.owner_group);
 	r->p.owner = keep(t, p.owner);
-	r->mp = (struct md_pilot){
-		.setup = r->p.setup,
-		.site = r->p.site,
-		.grid_ce = r->p.grid_ce,
-		.platform = r->p.platform,
-		.pilot_type = r->p.pilot_type,
-		.owner_group = r->p.owner_group,
-		.owner = r->p.owner,
-		.cpu_time = r->p.cpu_time,
-	};
+	r->mp = scm_md_pilot(&r->p);
 	if (r->msgid == NULL || r->p.pilot_id == NULL || r->p.setup == NULL ||
 	    r->p.site == NULL || (d->props.reply_to && r->reply_to == NULL) ||
 	    (d->props.correlation_id && r->corr_id == NULL)) {

@@ -101,17 +101,19 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 	char reqid[128];
 	snprintf(reqid, sizeof(reqid), "gb-%s-%lld-%d-%lld",
 		 fast ? "rebro" : "timeout", j->j.job_id, j->attempt, t->now);
-	const struct rec_timeout rt = {
+	/* The job.timeout event, also what the record says of the job;
+	** decision_id, new_status and attempt come from the store. */
+	struct cdp_timeout_event ev = {
+		.request_id = reqid,
 		.job_id = j->j.job_id,
 		.task_id = j->task_id,
 		.queue = j->queue,
 		.gshare = j->gshare,
 		.status = j->j.status,
 		.v = v,
-		.in = in,
-		.out = out,
+		.decided_at = t->now,
 	};
-	char *record = rec_timeout(&rt);
+	char *record = rec_timeout(&ev, in, out);
 	long long decision_id = 0;
 	const char *new_status = NULL;
 	int attempt = 0, no_request = 0;
@@ -130,19 +132,9 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 					j->has_queue_row ? &j->q : NULL, NULL));
 	msgpack_sbuffer sb;
 	if (!fast) {
-		const struct cdp_timeout_event ev = {
-			.decision_id = decision_id,
-			.request_id = reqid,
-			.job_id = j->j.job_id,
-			.task_id = j->task_id,
-			.queue = j->queue,
-			.gshare = j->gshare,
-			.status = j->j.status,
-			.v = v,
-			.new_status = new_status,
-			.attempt = attempt,
-			.decided_at = t->now,
-		};
+		ev.decision_id = decision_id;
+		ev.new_status = new_status;
+		ev.attempt = attempt;
 		msgpack_sbuffer_init(&sb);
 		rc = cdp_encode_timeout(&ev, &sb);
 		if (rc == GB_OK)
@@ -153,7 +145,7 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 			return rc;
 	}
 	if (v->action == TO_ACT_REASSIGN) {
-		const struct cdp_rebrokered_event ev = {
+		const struct cdp_rebrokered_event rb = {
 			.decision_id = decision_id,
 			.request_id = reqid,
 			.job_id = j->j.job_id,
@@ -171,7 +163,7 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 		snprintf(msgid, sizeof(msgid), "gb-decision-%lld-rebrokered",
 			 decision_id);
 		msgpack_sbuffer_init(&sb);
-		rc = cdp_encode_rebrokered(&ev, &sb);
+		rc = cdp_encode_rebrokered(&rb, &sb);
 		if (rc == GB_OK)
 			rc = wk_txn_event_id(t, msgid, "job.rebrokered", reqid,
 					     &sb);

@@ -79,13 +79,13 @@ static int decide_task(struct wk_txn *t, const struct tb_task *task,
 		return rc;
 
 	if (nucleus)
-		wk_txn_decided(t, request_id, task->task_id, d.dec.outcome,
+		wk_txn_decided(t, request_id, task->task_id, wk_mx_of(d.dec.outcome),
 			       "task %lld assigned to %s (%zu of %zu nuclei "
 			       "eligible) decision %lld request %s",
 			       task->task_id, nucleus, dec_alive(&d.dec), n,
 			       decision_id, request_id);
 	else
-		wk_txn_decided(t, request_id, task->task_id, d.dec.outcome,
+		wk_txn_decided(t, request_id, task->task_id, wk_mx_of(d.dec.outcome),
 			       "task %lld pending, retry in %d s (0 of %zu "
 			       "nuclei eligible) decision %lld request %s",
 			       task->task_id, d.dec.retry_after_s, n,

@@ -382,61 +382,64 @@ int wk_txn_event(struct wk_txn *t, const char *event, long long decision_id,
 	return wk_txn_event_id(t, msgid, event, request_id, sb);
 }
 
-static struct wk_note *note_add(struct wk_txn *t, const char *fmt,
-				va_list ap)
+/* Keep note `n` (its strings copied into the arena) with the message
+** `fmt` formatted. */
+static void note(struct wk_txn *t, const struct wk_note *n, const char *fmt,
+		 va_list ap)
 {
 	if (wk_txn_grow(t->a, (void **)&t->notes, t->nnotes, &t->capnotes,
-		 sizeof(*t->notes)) != GB_OK)
-		return NULL;
+			sizeof(*t->notes)) != GB_OK)
+		return;
 	char msg[512];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	struct wk_note *n = &t->notes[t->nnotes];
-	memset(n, 0, sizeof(*n));
-	n->msg = arena_strdup(t->a, msg);
-	if (n->msg == NULL)
-		return NULL;
-	t->nnotes++;
-	return n;
+	struct wk_note *k = &t->notes[t->nnotes];
+	*k = *n;
+	k->msg = arena_strdup(t->a, msg);
+	k->request_id = n->request_id ? arena_strdup(t->a, n->request_id)
+				      : NULL;
+	for (size_t i = 0; i < 2 && n->fields[i]; i++)
+		k->fields[i] = arena_strdup(t->a, n->fields[i]);
+	if (k->msg != NULL)
+		t->nnotes++;
 }
 
 void wk_txn_log(struct wk_txn *t, enum log_level level, const char *field1,
 		const char *field2, const char *fmt, ...)
 {
+	struct wk_note n = {.level = level};
+	n.fields[0] = field1 ? field1 : field2;
+	n.fields[1] = field1 ? field2 : NULL;
 	va_list ap;
 	va_start(ap, fmt);
-	struct wk_note *n = note_add(t, fmt, ap);
+	note(t, &n, fmt, ap);
 	va_end(ap);
-	if (n == NULL)
-		return;
-	n->level = level;
-	size_t k = 0;
-	if (field1)
-		n->fields[k++] = arena_strdup(t->a, field1);
-	if (field2)
-		n->fields[k++] = arena_strdup(t->a, field2);
 }
 
 void wk_txn_decided(struct wk_txn *t, const char *request_id, long long task_id,
-		    enum dec_outcome outcome, const char *fmt, ...)
+		    enum mx_outcome mx, const char *fmt, ...)
 {
+	const struct wk_note n = {.level = LOG_LVL_INFO,
+				  .decided = 1,
+				  .mx = mx,
+				  .request_id = request_id,
+				  .task_id = task_id};
 	va_list ap;
 	va_start(ap, fmt);
-	struct wk_note *n = note_add(t, fmt, ap);
+	note(t, &n, fmt, ap);
 	va_end(ap);
-	if (n == NULL)
-		return;
-	n->decided = 1;
-	n->outcome = outcome;
-	n->request_id = request_id ? arena_strdup(t->a, request_id) : NULL;
-	n->task_id = task_id;
+}
+
+enum mx_outcome wk_mx_of(enum dec_outcome outcome)
+{
+	return outcome == DEC_ASSIGNED ? MX_O_ASSIGNED : MX_O_PENDING;
 }
 
 void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
-		enum dec_outcome outcome, const char *msg)
+		enum mx_outcome mx, const char *msg)
 {
 	w->n_decided++;
-	wk_mx_outcome(w, outcome == DEC_ASSIGNED ? MX_O_ASSIGNED : MX_O_PENDING);
-	if (outcome == DEC_ASSIGNED)
+	wk_mx_outcome(w, mx);
+	if (mx == MX_O_ASSIGNED)
 		w->n_assigned++;
 	else
 		w->n_pending++;
@@ -445,7 +448,7 @@ void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
 		 request_id ? request_id : "");
 	snprintf(f_task, sizeof(f_task), "GB_TASK_ID=%lld", task_id);
 	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
-		 dec_outcome_name(outcome));
+		 mx == MX_O_ASSIGNED ? "assigned" : "pending");
 	const char *fields[] = {f_req, f_task, f_out, NULL};
 	log_fields(LOG_LVL_INFO, fields, "%s", msg);
 }
@@ -482,8 +485,7 @@ int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
 	for (size_t i = 0; i < t->nnotes; i++) {
 		const struct wk_note *n = &t->notes[i];
 		if (n->decided)
-			wk_decided(w, n->request_id, n->task_id, n->outcome,
-				   n->msg);
+			wk_decided(w, n->request_id, n->task_id, n->mx, n->msg);
 		else
 			log_fields(n->level, n->fields, "%s", n->msg);
 	}

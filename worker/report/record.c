@@ -118,7 +118,9 @@ char *rec_match(const struct rec_pilot *p)
 	return dr_finish_with(o, extra, DR_RECORD_MAX);
 }
 
-char *rec_timeout(const struct rec_timeout *t)
+char *rec_timeout(const struct cdp_timeout_event *t,
+		  const struct to_rebro_in *in,
+		  const struct to_rebro_out *out)
 {
 	if (t == NULL || t->v == NULL)
 		return NULL;
@@ -137,16 +139,16 @@ char *rec_timeout(const struct rec_timeout *t)
 		  ju_set(o, "age", json_real(v->age_s)) ||
 		  ju_set(o, "limit", json_real(v->limit_s)) ||
 		  ju_set(o, "action", json_string(to_action_name(v->action)));
-	if (!bad && t->in && t->out) {
+	if (!bad && in && out) {
 		json_t *f = json_object();
 		bad = ju_set(o, "fastRebro", f) ||
-		      ju_set(f, "nQueue", json_real(t->in->nqueue)) ||
-		      ju_set(f, "nRun", json_real(t->in->nrun)) ||
-		      ju_set(f, "nQueueTotal", json_real(t->in->nqueue_total)) ||
-		      ju_set(f, "ratioLimit", json_real(t->out->ratio_limit)) ||
-		      ju_set(f, "fracLimit", json_real(t->out->frac_limit)) ||
-		      ju_set(f, "nQueueLimit", json_real(t->out->nqueue_limit)) ||
-		      ju_set(f, "excess", json_integer(t->out->excess));
+		      ju_set(f, "nQueue", json_real(in->nqueue)) ||
+		      ju_set(f, "nRun", json_real(in->nrun)) ||
+		      ju_set(f, "nQueueTotal", json_real(in->nqueue_total)) ||
+		      ju_set(f, "ratioLimit", json_real(out->ratio_limit)) ||
+		      ju_set(f, "fracLimit", json_real(out->frac_limit)) ||
+		      ju_set(f, "nQueueLimit", json_real(out->nqueue_limit)) ||
+		      ju_set(f, "excess", json_integer(out->excess));
 	}
 	bad = bad || ju_set(o, "decision",
 			    json_string(to_action_name(v->action)));

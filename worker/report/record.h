@@ -12,6 +12,7 @@
 #ifndef GB_RECORD_H
 #define GB_RECORD_H
 
+#include "codec/codec_panda.h"
 #include "model/decide.h"
 
 /*
@@ -55,23 +56,18 @@ struct rec_pilot {
 */
 char *rec_match(const struct rec_pilot *p);
 
-/* One job a timeout rule fired for (or TO-13 moved). */
-struct rec_timeout {
-	long long job_id, task_id;
-	const char *queue, *gshare;  /* queue NULL: none */
-	enum to_status status;
-	const struct to_verdict *v;
-	const struct to_rebro_in *in;   /* TO-13 only, else NULL */
-	const struct to_rebro_out *out; /* TO-13 only, else NULL */
-};
-
 /*
-** The record of a timeout or fast-rebrokerage decision:
+** The record of a timeout or fast-rebrokerage decision about the job
+** `ev` names (the job.timeout event's fields: jobID, taskID, queue,
+** gshare, status and the verdict; the rest is not read), with `in` and
+** `out` the TO-13 numbers (NULL for a timeout):
 **   {"jobID", "taskID", "queue" (or null), "gshare", "status", "rule",
 **    "what", "age", "limit" (s), "action", "fastRebro": {"nQueue", "nRun",
 **    "nQueueTotal", "ratioLimit", "fracLimit", "nQueueLimit", "excess"}
 **    (TO-13 only), "decision" (the action)}.
 */
-char *rec_timeout(const struct rec_timeout *t);
+char *rec_timeout(const struct cdp_timeout_event *ev,
+		  const struct to_rebro_in *in,
+		  const struct to_rebro_out *out);
 
 #endif
