@@ -1,5 +1,5 @@
 /*
-** cli_summary.c — `gridbroker summary`: what the workers decided in a time
+** cmd_summary.c — `gridbroker summary`: what the workers decided in a time
 ** window, as an operator reads it after a run or a shift: tasks by
 ** nucleus, jobs by queue, pilot outcomes and the most frequent rejection
 ** reasons, each with counts; `gridbroker why` then explains any single
@@ -88,7 +88,7 @@ static json_t *table_json(const struct sm_table *t, const char *n1,
 	return arr;
 }
 
-int cli_cmd_summary(struct cli *cli, int argc, char **argv)
+static int cmd_summary(struct cli *cli, int argc, char **argv)
 {
 	const char *since_arg = NULL;
 	int as_json = 0;
@@ -192,3 +192,7 @@ int cli_cmd_summary(struct cli *cli, int argc, char **argv)
 	st_close(db);
 	return 0;
 }
+
+/* clang-format off */
+const struct cli_cmd_entry cli_cmd_summary = {"summary", "[--since T] [--top N] [--json]", "what the workers decided since T (unix seconds, RFC 3339, or a duration back from now such as 30m, 12h, 7d; default: everything): tasks by nucleus, jobs by queue, pilot outcomes and the most frequent rejection reasons", 1, cmd_summary, NULL};
+/* clang-format on */

@@ -1,0 +1,285 @@
+/*
+** cmd_job.c — `gridbroker job submit|status`: one job, or the jobs of a
+** task, sent to the workers. `job submit` publishes job.broker requests
+** (PanDA job brokerage) for a file's request objects; `job status`
+** reports a job's state change: a DIRAC job's (waiting .. killed) by
+** default, a PanDA job's (defined .. cancelled, started, heartbeat) with
+** --panda, whose timeouts the workers watch.
+**
+** Parsing is explain/'s (scenario_jobs.c), the wire format codec/'s; this
+** file only wires them to files, the broker and stdout.
+*/
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/arena.h"
+#include "base/clock.h"
+#include "base/timefmt.h"
+#include "cli/cli.h"
+#include "codec/codec_jobs.h"
+#include "codec/codec_panda.h"
+#include "codec/codec_tq.h"
+#include "explain/scenario.h"
+#include "explain/scenario_jobs.h"
+#include "gb_error.h"
+
+/* ---- job submit ------------------------------------------------------- */
+
+static int submit_one(struct amq_sync *s, json_t *obj, const char *path)
+{
+	char err[512] = "";
+	struct arena a;
+	arena_init(&a, 64u << 20);
+	struct gm_request r;
+	int rc = scj_parse_request(obj, path, &a, 0, &r, err, sizeof(err));
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: %s\n", err);
+		arena_free(&a);
+		return 1;
+	}
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	rc = cdj_encode_request(&r, &sb);
+	char msgid[128];
+	cli_message_id(msgid, sizeof(msgid), "jobs", r.t.task_id);
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = "job.broker",
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	if (rc == GB_OK)
+		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.broker", &props,
+				      sb.data, sb.size, 10000);
+	if (rc == GB_OK)
+		printf("submitted %zu jobs of task %lld (message %s)\n",
+		       r.njobs, r.t.task_id, msgid);
+	else
+		fprintf(stderr, "gridbroker: submit jobs of task %lld: %s\n",
+			r.t.task_id, gb_strerror(rc));
+	msgpack_sbuffer_destroy(&sb);
+	arena_free(&a);
+	return rc == GB_OK ? 0 : 1;
+}
+
+static int cmd_job_submit(struct cli *cli, int argc, char **argv)
+{
+	if (argc != 1)
+		return 2;
+	char err[1024] = "";
+	json_t *root = scn_read_file(argv[0], err, sizeof(err));
+	if (root == NULL) {
+		fprintf(stderr, "gridbroker: %s\n", err);
+		return 1;
+	}
+	/* One request object, an array of them, or a job scenario. */
+	json_t *list = root;
+	if (json_is_object(root) && json_object_get(root, "queues") &&
+	    json_object_get(root, "task"))
+		list = json_object_get(root, "task");
+	struct amq_sync *s = cli_open_amqp(cli);
+	int bad = 0;
+	if (s == NULL) {
+		bad = 1;
+	} else if (json_is_array(list)) {
+		for (size_t i = 0; i < json_array_size(list); i++) {
+			char path[48];
+			snprintf(path, sizeof(path), "requests[%zu]", i);
+			bad |= submit_one(s, json_array_get(list, i), path);
+		}
+	} else {
+		bad = submit_one(s, list, "request");
+	}
+	if (s)
+		amq_sync_close(s);
+	json_decref(root);
+	return bad;
+}
+
+/* ---- job status ------------------------------------------------------------ */
+
+/* Unix seconds, or an RFC 3339 time. */
+static int parse_time(const char *s, long long *out)
+{
+	char *end = NULL;
+	if (isdigit((unsigned char)s[0])) {
+		errno = 0;
+		long long t = strtoll(s, &end, 10);
+		if (*end == '\0' && errno == 0) {
+			*out = t;
+			return t <= CDT_MAX_TIME ? GB_OK : GB_ERANGE;
+		}
+	}
+	return tf_parse(s, out);
+}
+
+/*
+** Publish an encoded job.status (`enc` is the encoder's result) on `s`,
+** or on a connection opened here when `s` is NULL (only once the body
+** encoded), and say what happened. Closes the connection and frees `sb`.
+** Returns the command's exit status.
+*/
+static int publish_status(struct cli *cli, struct amq_sync *s, int enc,
+			  msgpack_sbuffer *sb, long long job_id,
+			  const char *what, const char *word)
+{
+	int rc = enc;
+	char msgid[128];
+	cli_message_id(msgid, sizeof(msgid), "status", job_id);
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = "job.status",
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	if (rc == GB_OK && s == NULL) {
+		s = cli_open_amqp(cli);
+		if (s == NULL)
+			rc = GB_EAMQPGONE;
+	}
+	if (rc == GB_OK)
+		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.status", &props,
+				      sb->data, sb->size, 10000);
+	if (rc == GB_OK)
+		printf("%s %lld -> %s (message %s)\n", what, job_id, word,
+		       msgid);
+	else
+		fprintf(stderr, "gridbroker: job status %lld: %s\n", job_id,
+			gb_strerror(rc));
+	if (s)
+		amq_sync_close(s);
+	msgpack_sbuffer_destroy(sb);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/*
+** `job status --panda JOBID STATUS`: a PanDA job.status (system "panda").
+** The default time is the worker clock's now (with the configured test
+** offset), since an update older than the job's last brokerage is stale.
+*/
+static int panda_status(struct cli *cli, int argc, char **argv)
+{
+	struct cdp_status st;
+	memset(&st, 0, sizeof(st));
+	const char *pos[2] = {NULL, NULL}, *when = NULL;
+	int npos = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--panda")) {
+			continue;
+		} else if (!strcmp(argv[i], "--sub-status") && i + 1 < argc) {
+			st.job_sub_status = argv[++i];
+		} else if (!strcmp(argv[i], "--site") && i + 1 < argc) {
+			st.site = argv[++i];
+		} else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
+			when = argv[++i];
+		} else if (argv[i][0] != '-' && npos < 2) {
+			pos[npos++] = argv[i];
+		} else {
+			return 2;
+		}
+	}
+	if (npos != 2)
+		return 2;
+	char *end = NULL;
+	st.job_id = strtoll(pos[0], &end, 10);
+	if (*end || st.job_id < 1)
+		return 2;
+	if (!strcmp(pos[1], "heartbeat")) {
+		st.heartbeat = 1;
+		st.status = TO_ST_RUNNING;
+	} else {
+		int code = !strcmp(pos[1], "started") ? (int)TO_ST_RUNNING
+						       : to_status_parse(pos[1]);
+		if (code < 0 || code == TO_ST_PENDING) {
+			fprintf(stderr, "gridbroker: unknown PanDA status "
+					"'%s'; one of: heartbeat started",
+				pos[1]);
+			for (int s = TO_ST_DEFINED; s < TO_NSTATUS; s++)
+				fprintf(stderr, " %s",
+					to_status_name((enum to_status)s));
+			fprintf(stderr, "\n");
+			return 1;
+		}
+		st.status = (enum to_status)code;
+	}
+	struct amq_sync *s = cli_open_amqp(cli);
+	if (s == NULL)
+		return 1;
+	clk_set_offset_file(cli->cfg.clock_offset_file);
+	st.time = clk_now();
+	if (when && parse_time(when, &st.time) != GB_OK) {
+		fprintf(stderr, "gridbroker: --time: expected unix seconds or "
+				"an RFC 3339 time, got '%s'\n", when);
+		amq_sync_close(s);
+		return 1;
+	}
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdp_encode_status(&st, &sb);
+	return publish_status(cli, s, rc, &sb, st.job_id, "PanDA job",
+			      st.heartbeat ? "heartbeat"
+					   : to_status_name(st.status));
+}
+
+static int cmd_job_status(struct cli *cli, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--panda"))
+			return panda_status(cli, argc, argv);
+	struct cdt_status st = {0, CDT_ST_WAITING, (long long)time(NULL), NULL};
+	const char *pos[2] = {NULL, NULL};
+	int npos = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--site") && i + 1 < argc) {
+			st.site = argv[++i];
+		} else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
+			if (parse_time(argv[++i], &st.time) != GB_OK) {
+				fprintf(stderr, "gridbroker: --time: expected "
+						"unix seconds or an RFC 3339 "
+						"time, got '%s'\n",
+					argv[i]);
+				return 1;
+			}
+		} else if (argv[i][0] != '-' && npos < 2) {
+			pos[npos++] = argv[i];
+		} else {
+			return 2;
+		}
+	}
+	if (npos != 2)
+		return 2;
+	char *end = NULL;
+	st.job_id = strtoll(pos[0], &end, 10);
+	if (*end || st.job_id < 1)
+		return 2;
+	int code = cdt_status_parse(pos[1]);
+	if (code < 0) {
+		fprintf(stderr, "gridbroker: unknown status '%s'; one of:",
+			pos[1]);
+		for (int s = 0; s < CDT_NSTATUS; s++)
+			fprintf(stderr, " %s",
+				cdt_status_name((enum cdt_job_status)s));
+		fprintf(stderr, "\n");
+		return 1;
+	}
+	st.status = (enum cdt_job_status)code;
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdt_encode_status(&st, &sb);
+	return publish_status(cli, NULL, rc, &sb, st.job_id, "job",
+			      cdt_status_name(st.status));
+}
+
+/* clang-format off */
+static const struct cli_cmd_entry job_cmds[] = {
+	{"submit", "FILE.json", "publish job.broker requests for a job request object (a task and its jobs), an array of them, or a job scenario's task", 1, cmd_job_submit, NULL},
+	{"status", "JOBID STATUS [--site S] [--time T] | --panda JOBID STATUS [--sub-status S] [--time T]", "publish job.status for a DIRAC job (waiting, matched, running, stalled, completing, done, failed, killed), or with --panda for a PanDA job (defined .. cancelled, started, heartbeat); T is unix seconds or RFC 3339, default now (the worker clock's, with its test offset, for --panda)", 1, cmd_job_status, NULL},
+	{NULL, NULL, NULL, 0, NULL, NULL},
+};
+/* clang-format on */
+
+const struct cli_cmd_entry cli_cmd_job = {.name = "job", .subs = job_cmds};
