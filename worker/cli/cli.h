@@ -21,6 +21,9 @@
 #include "base/config.h"
 #include "store/store.h"
 
+struct arena;
+struct msgpack_sbuffer;
+
 struct cli {
 	char cfg_path[PATH_MAX];
 	struct gb_config cfg;
@@ -73,5 +76,63 @@ struct amq_sync *cli_open_amqp(struct cli *cli);
 
 /* A fresh request message id "<kind>-<id>-<ns time>-<pid>" in buf[n]. */
 void cli_message_id(char *buf, size_t n, const char *kind, long long id);
+
+/* Read and parse the JSON file `path`; on failure print why and return
+** NULL. The caller owns the result (json_decref). */
+json_t *cli_read_json(const char *path);
+
+/* The same for a command whose one argument is FILE.json (argv[0] of
+** argc): NULL with *status set to the exit status, 2 when argc is not 1,
+** 1 when the file did not read. */
+json_t *cli_read_json_arg(int argc, char **argv, int *status);
+
+/* Print `j` as JSON text (json_dumps `flags`) and a newline, or `none`
+** when there is nothing to print (j NULL, or not dumpable); takes `j`'s
+** reference. */
+void cli_print_json(json_t *j, size_t flags, const char *none);
+
+/* The properties of a request the CLI sends: message id `msgid` (NULL:
+** none), type `key` (also its routing key), msgpack, persistent. The
+** strings are borrowed. */
+struct amq_props cli_request_props(const char *key, const char *msgid);
+
+/* Publish `len` bytes of `body` to gridbroker.requests with key `key` and
+** cli_request_props(key, msgid), waiting up to 10 s for the broker's
+** confirm. Returns GB_OK or the publish error; prints nothing. */
+int cli_publish(struct amq_sync *s, const char *key, const char *msgid,
+		const void *body, size_t len);
+
+/*
+** A submit command (`task submit`, `job submit`): each object of a file,
+** parsed, encoded and published as one request. What cli_submit.encode
+** says about the object it encoded:
+*/
+struct cli_subject {
+	long long id;  /* the number in the message id (the task id) */
+	char what[96]; /* names it in an error: "jobs of task 7" */
+	char sent[96]; /* names it once sent: "12 jobs of task 7" */
+};
+
+struct cli_submit {
+	const char *type; /* request type and routing key: "task.broker" */
+	const char *kind; /* message id prefix: "task" */
+	const char *many; /* element i of an array is "<many>[i]" in errors */
+	const char *one;  /* a lone object's name in errors: "task[0]" */
+	/* The objects in the file's JSON `root`: one, or an array. */
+	json_t *(*pick)(json_t *root);
+	/* Parse `obj` (called `path` in errors) with memory from `a`, fill
+	** `subj` and encode the request into `sb`. Returns GB_OK; an error
+	** before subj->what is set is a parse error described in err. */
+	int (*encode)(json_t *obj, const char *path, struct arena *a,
+		      struct msgpack_sbuffer *sb, struct cli_subject *subj,
+		      char *err, size_t errlen);
+};
+
+/* Run a submit command: argv holds FILE.json, whose objects are sent
+** over one AMQP connection, each with a line "submitted ..." or the
+** error. Returns the exit status: 0, 1 when any object failed, 2 for a
+** usage error. */
+int cli_submit_file(struct cli *cli, int argc, char **argv,
+		    const struct cli_submit *how);
 
 #endif

@@ -1,14 +1,21 @@
 /*
 ** cli_util.c — what several commands of `gridbroker` need: the configured
-** database and AMQP connections, request message ids. Here so that no
-** command file calls into cli_main.c or into another command file.
+** database and AMQP connections, request message ids and properties,
+** reading and printing JSON, and the submit commands' walk over a file.
+** Here so that no command file calls into cli_main.c or into another
+** command file.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <msgpack.h>
+
 #include "amqp/amqp.h"
+#include "base/arena.h"
 #include "cli/cli.h"
+#include "explain/scenario.h"
 #include "gb_error.h"
 #include "store/store.h"
 
@@ -38,4 +45,106 @@ void cli_message_id(char *buf, size_t n, const char *kind, long long id)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(buf, n, "%s-%lld-%lld%09ld-%ld", kind, id,
 		 (long long)ts.tv_sec, ts.tv_nsec, (long)getpid());
+}
+
+json_t *cli_read_json(const char *path)
+{
+	char err[1024] = "";
+	json_t *root = scn_read_file(path, err, sizeof(err));
+	if (root == NULL)
+		fprintf(stderr, "gridbroker: %s\n", err);
+	return root;
+}
+
+json_t *cli_read_json_arg(int argc, char **argv, int *status)
+{
+	*status = 2;
+	if (argc != 1)
+		return NULL;
+	*status = 1;
+	return cli_read_json(argv[0]);
+}
+
+void cli_print_json(json_t *j, size_t flags, const char *none)
+{
+	char *txt = j ? json_dumps(j, flags) : NULL;
+	printf("%s\n", txt ? txt : none);
+	free(txt);
+	json_decref(j);
+}
+
+struct amq_props cli_request_props(const char *key, const char *msgid)
+{
+	struct amq_props props = {
+		.message_id = msgid,
+		.type = key,
+		.content_type = "application/msgpack",
+		.persistent = 1,
+	};
+	return props;
+}
+
+int cli_publish(struct amq_sync *s, const char *key, const char *msgid,
+		const void *body, size_t len)
+{
+	struct amq_props props = cli_request_props(key, msgid);
+	return amq_sync_publish(s, AMQ_EX_REQUESTS, key, &props, body, len,
+				10000);
+}
+
+/* One object of a submitted file: parsed, encoded, published, and the
+** outcome printed. Returns 0 or 1. */
+static int submit_one(struct amq_sync *s, json_t *obj, const char *path,
+		      const struct cli_submit *how)
+{
+	char err[512] = "";
+	struct arena a;
+	arena_init(&a, 64u << 20);
+	struct cli_subject subj = {0, "", ""};
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = how->encode(obj, path, &a, &sb, &subj, err, sizeof(err));
+	if (rc != GB_OK && subj.what[0] == '\0') {
+		fprintf(stderr, "gridbroker: %s\n", err);
+	} else {
+		char msgid[128];
+		cli_message_id(msgid, sizeof(msgid), how->kind, subj.id);
+		if (rc == GB_OK)
+			rc = cli_publish(s, how->type, msgid, sb.data, sb.size);
+		if (rc == GB_OK)
+			printf("submitted %s (message %s)\n", subj.sent, msgid);
+		else
+			fprintf(stderr, "gridbroker: submit %s: %s\n",
+				subj.what, gb_strerror(rc));
+	}
+	msgpack_sbuffer_destroy(&sb);
+	arena_free(&a);
+	return rc == GB_OK ? 0 : 1;
+}
+
+int cli_submit_file(struct cli *cli, int argc, char **argv,
+		    const struct cli_submit *how)
+{
+	int status;
+	json_t *root = cli_read_json_arg(argc, argv, &status);
+	if (root == NULL)
+		return status;
+	json_t *list = how->pick(root);
+	struct amq_sync *s = cli_open_amqp(cli);
+	int bad = 0;
+	if (s == NULL) {
+		bad = 1;
+	} else if (json_is_array(list)) {
+		for (size_t i = 0; i < json_array_size(list); i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "%s[%zu]", how->many, i);
+			bad |= submit_one(s, json_array_get(list, i), path, how);
+		}
+	} else {
+		bad = submit_one(s, list, how->one, how);
+	}
+	if (s)
+		amq_sync_close(s);
+	json_decref(root);
+	return bad;
 }

@@ -46,10 +46,7 @@ static int cmd_dlq(struct cli *cli, int argc, char **argv)
 					      m.error_header ? m.error_header
 					      : m.death_reason ? m.death_reason : "",
 					      "bytes", (json_int_t)m.len);
-			char *txt = json_dumps(o, JSON_COMPACT);
-			printf("%s\n", txt ? txt : "{}");
-			free(txt);
-			json_decref(o);
+			cli_print_json(o, JSON_COMPACT, "{}");
 		} else {
 			char why[300];
 			if (m.error_header)

@@ -123,10 +123,7 @@ static void print_event(const struct amq_message *m, int as_json)
 		json_object_set_new(line, "messageId",
 				    json_string(m->message_id ? m->message_id : ""));
 		json_object_set_new(line, "body", j ? j : json_null());
-		char *s = json_dumps(line, JSON_COMPACT);
-		printf("%s\n", s ? s : "{}");
-		free(s);
-		json_decref(line);
+		cli_print_json(line, JSON_COMPACT, "{}");
 	} else {
 		const char *rk = m->routing_key ? m->routing_key : "?";
 		if (print_lifecycle_event(rk, j)) {

@@ -28,13 +28,10 @@
 #include "explain/scenario_match.h"
 #include "explain/scenario_timeout.h"
 
+/* A report as explain --json prints it. */
 static void print_json(json_t *j)
 {
-	char *txt = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10))
-		      : NULL;
-	printf("%s\n", txt ? txt : "{}");
-	free(txt);
-	json_decref(j);
+	cli_print_json(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10), "{}");
 }
 
 /* An analysis scenario (taskType "anal"): throttle, then AJ-05..AJ-28. */
@@ -139,13 +136,7 @@ static int explain_match(json_t *root, const char *file, int as_json)
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
 	} else if (as_json) {
-		json_t *j = scm_result_json(&sc, &res);
-		char *txt = j ? json_dumps(j, JSON_INDENT(2) |
-						      JSON_REAL_PRECISION(10))
-			      : NULL;
-		printf("%s\n", txt ? txt : "{}");
-		free(txt);
-		json_decref(j);
+		print_json(scm_result_json(&sc, &res));
 	} else {
 		scm_print(stdout, &sc, &res);
 	}
@@ -169,11 +160,9 @@ static int cmd_explain(struct cli *cli, int argc, char **argv)
 	if (file == NULL)
 		return 2;
 	char err[1024] = "";
-	json_t *root = scn_read_file(file, err, sizeof(err));
-	if (root == NULL) {
-		fprintf(stderr, "gridbroker: %s\n", err);
+	json_t *root = cli_read_json(file);
+	if (root == NULL)
 		return 1;
-	}
 	/* "kind" first: a timeout scenario also has "queues" (an object). */
 	if (json_is_object(root) && json_object_get(root, "kind")) {
 		int xrc = explain_timeout(root, file, as_json);
@@ -215,11 +204,7 @@ static int cmd_explain(struct cli *cli, int argc, char **argv)
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
 	} else if (as_json) {
-		json_t *j = rpt_decision_json(&d);
-		char *txt = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-		printf("%s\n", txt ? txt : "{}");
-		free(txt);
-		json_decref(j);
+		print_json(rpt_decision_json(&d));
 	} else {
 		char title[160];
 		snprintf(title, sizeof(title), "task %lld (%s), %zu nuclei",

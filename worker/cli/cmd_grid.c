@@ -24,7 +24,7 @@
 
 /* 1 when a grid file has any job-brokerage key (queues, sw, links,
 ** fileReplicas). */
-static int grid_has_jobs(json_t *root)
+static int has_jobs(json_t *root)
 {
 	static const char *const keys[] = {"queues", "sw", "links",
 					   "fileReplicas", NULL};
@@ -36,109 +36,121 @@ static int grid_has_jobs(json_t *root)
 	return 0;
 }
 
+static int has_analysis(json_t *root)
+{
+	return json_object_get(root, "analysis") != NULL;
+}
+
+/* What a part's loader says: why the file is wrong, how the save went,
+** and what was loaded ("12 queues, ..."). */
+struct part_out {
+	char err[1024];
+	int saved;
+	char done[256];
+};
+
 /*
-** Load the job-brokerage part of a grid file into `db`; the file's ages
-** (lastPilotAge, lastStartAge, ...) count back from `now`, the workers'
-** clock (clk_now), so that they mean the same to the brokerage whatever
-** the clock's test offset. Prints a summary line; returns 0 or 1 (after
-** printing why).
+** The job-brokerage part: queues, links, software and replicas. The
+** file's ages (lastPilotAge, lastStartAge, ...) count back from `now`, the
+** workers' clock (clk_now), so that they mean the same to the brokerage
+** whatever the clock's test offset.
 */
-static int grid_load_jobs(struct st_db *db, json_t *root, const char *file,
-			  long long now)
+static int load_jobs(struct st_db *db, json_t *root, struct arena *a,
+		     long long now, struct part_out *o)
 {
-	char err[1024] = "";
-	struct arena a;
-	arena_init(&a, 512u << 20);
 	struct gm_grid g;
-	int rc = scj_parse_grid(root, &a, now, &g, err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
-	} else {
-		rc = st_jobs_grid_save(db, &g, now);
-		if (rc != GB_OK)
-			fprintf(stderr, "gridbroker: grid load: %s\n",
-				st_error(db));
-		else
-			printf("loaded %zu queues, %zu links and replicas of "
-			       "%zu files from %s\n",
-			       g.nqueues, g.nlinks, g.nfiles, file);
-	}
-	arena_free(&a);
-	return rc == GB_OK ? 0 : 1;
+	int rc = scj_parse_grid(root, a, now, &g, o->err, sizeof(o->err));
+	if (rc != GB_OK)
+		return rc;
+	o->saved = st_jobs_grid_save(db, &g, now);
+	snprintf(o->done, sizeof(o->done),
+		 "%zu queues, %zu links and replicas of %zu files", g.nqueues,
+		 g.nlinks, g.nfiles);
+	return GB_OK;
 }
 
-/* The grid file's "analysis" section (owners, shares, task classes),
-** replacing the analysis tables, stamped `now` (the workers' clock).
-** Returns 0 or 1 (printed why). */
-static int grid_load_analysis(struct st_db *db, json_t *root, const char *file,
-			      long long now)
+/* The "analysis" section (owners, shares, task classes), replacing the
+** analysis tables, stamped `now`. */
+static int load_analysis(struct st_db *db, json_t *root, struct arena *a,
+			 long long now, struct part_out *o)
 {
-	char err[1024] = "";
-	struct arena a;
-	arena_init(&a, 64u << 20);
 	struct gm_analysis_grid g;
-	int rc = scj_parse_analysis_grid(json_object_get(root, "analysis"), &a, &g,
-				     err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: analysis: %s\n", file, err);
-	} else {
-		rc = st_analysis_save(db, &g, now);
-		if (rc != GB_OK)
-			fprintf(stderr, "gridbroker: grid load: %s\n",
-				st_error(db));
-		else
-			printf("loaded %zu analysis owners, %zu shares and %zu "
-			       "task classes from %s\n",
-			       g.nowners, g.nshares, g.nclasses, file);
-	}
-	arena_free(&a);
-	return rc == GB_OK ? 0 : 1;
+	int rc = scj_parse_analysis_grid(json_object_get(root, "analysis"), a,
+					 &g, o->err, sizeof(o->err));
+	if (rc != GB_OK)
+		return rc;
+	o->saved = st_analysis_save(db, &g, now);
+	snprintf(o->done, sizeof(o->done),
+		 "%zu analysis owners, %zu shares and %zu task classes",
+		 g.nowners, g.nshares, g.nclasses);
+	return GB_OK;
 }
 
-/* Load the DIRAC part of a grid file (groups, shareCorrections,
-** cpuSegments; dj_has_config says whether it has one) into `db`. Prints a
-** summary line; returns 0 or 1 (after printing why). */
-static int grid_load_dirac(struct st_db *db, json_t *root, const char *file,
-			   long long now)
+/* The DIRAC part: groups, shareCorrections, cpuSegments. */
+static int load_dirac(struct st_db *db, json_t *root, struct arena *a,
+		      long long now, struct part_out *o)
 {
-	char err[1024] = "";
-	struct arena a;
-	arena_init(&a, 256u << 20);
 	struct dj_config cfg;
-	int rc = dj_parse_config(root, &a, &cfg, err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
-	} else {
-		rc = st_tq_config_save(db, &cfg.pr, cfg.seg, cfg.nseg, now);
-		if (rc != GB_OK) {
-			fprintf(stderr, "gridbroker: grid load: %s\n",
-				st_error(db));
-		} else {
-			size_t js = 0;
-			for (size_t i = 0; i < cfg.pr.ngroups; i++)
-				js += cfg.pr.groups[i].job_sharing != 0;
-			printf("loaded %zu groups (%zu with JOB_SHARING), %zu "
-			       "share-correction instances (corrections %s) "
-			       "and %zu CPU segments from %s\n",
-			       cfg.pr.ngroups, js, cfg.pr.ninst,
-			       cfg.pr.corrections ? "on" : "off", cfg.nseg,
-			       file);
-		}
-	}
+	int rc = dj_parse_config(root, a, &cfg, o->err, sizeof(o->err));
+	if (rc != GB_OK)
+		return rc;
+	o->saved = st_tq_config_save(db, &cfg.pr, cfg.seg, cfg.nseg, now);
+	size_t js = 0;
+	for (size_t i = 0; i < cfg.pr.ngroups; i++)
+		js += cfg.pr.groups[i].job_sharing != 0;
+	snprintf(o->done, sizeof(o->done),
+		 "%zu groups (%zu with JOB_SHARING), %zu share-correction "
+		 "instances (corrections %s) and %zu CPU segments",
+		 cfg.pr.ngroups, js, cfg.pr.ninst,
+		 cfg.pr.corrections ? "on" : "off", cfg.nseg);
+	return GB_OK;
+}
+
+/*
+** The parts of a grid file beyond its nuclei, loaded in this order when
+** `has` finds them. `load` parses the part with memory from an arena of
+** `arena` bytes and saves it into the database: it returns GB_OK, with
+** the save's result in o->saved, or the parse error, with why in o->err
+** (which `what` introduces).
+*/
+static const struct grid_part {
+	const char *what;
+	size_t arena;
+	int (*has)(json_t *root);
+	int (*load)(struct st_db *db, json_t *root, struct arena *a,
+		    long long now, struct part_out *o);
+} grid_parts[] = {
+	{"", 512u << 20, has_jobs, load_jobs},
+	{"analysis: ", 64u << 20, has_analysis, load_analysis},
+	{"", 256u << 20, dj_has_config, load_dirac},
+};
+#define NPARTS (sizeof(grid_parts) / sizeof(grid_parts[0]))
+
+/* Load one part and print what it loaded or why not. Returns 0 or 1. */
+static int load_part(const struct grid_part *p, struct st_db *db,
+		     json_t *root, const char *file, long long now)
+{
+	struct part_out o = {"", GB_OK, ""};
+	struct arena a;
+	arena_init(&a, p->arena);
+	int rc = p->load(db, root, &a, now, &o);
+	if (rc != GB_OK)
+		fprintf(stderr, "gridbroker: %s: %s%s\n", file, p->what, o.err);
+	else if ((rc = o.saved) != GB_OK)
+		fprintf(stderr, "gridbroker: grid load: %s\n", st_error(db));
+	else
+		printf("loaded %s from %s\n", o.done, file);
 	arena_free(&a);
 	return rc == GB_OK ? 0 : 1;
 }
 
 static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 {
-	if (argc != 1)
-		return 2;
+	int status;
+	json_t *root = cli_read_json_arg(argc, argv, &status);
+	if (root == NULL)
+		return status;
 	char err[1024] = "";
-	json_t *root = scn_read_file(argv[0], err, sizeof(err));
-	if (root == NULL) {
-		fprintf(stderr, "gridbroker: %s\n", err);
-		return 1;
-	}
 	struct arena a;
 	arena_init(&a, 256u << 20);
 	struct tb_nucleus *nuclei = NULL;
@@ -146,7 +158,7 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 	int rc = GB_OK;
 	/* A grid file may hold only the job-brokerage or the DIRAC part. */
 	int has_nuclei = json_object_get(root, "nuclei") != NULL;
-	if (has_nuclei || (!grid_has_jobs(root) && !dj_has_config(root)))
+	if (has_nuclei || (!has_jobs(root) && !dj_has_config(root)))
 		rc = scn_parse_nuclei(json_object_get(root, "nuclei"), "nuclei",
 				      &a, &nuclei, &n, err, sizeof(err));
 	if (rc != GB_OK) {
@@ -169,15 +181,11 @@ static int cmd_grid_load(struct cli *cli, int argc, char **argv)
 					printf("loaded %zu nuclei from %s\n",
 					       n, argv[0]);
 			}
-			if (rc == GB_OK && grid_has_jobs(root) &&
-			    grid_load_jobs(db, root, argv[0], now) != 0)
-				rc = GB_EINVAL;
-			if (rc == GB_OK && json_object_get(root, "analysis") &&
-			    grid_load_analysis(db, root, argv[0], now) != 0)
-				rc = GB_EINVAL;
-			if (rc == GB_OK && dj_has_config(root) &&
-			    grid_load_dirac(db, root, argv[0], now) != 0)
-				rc = GB_EINVAL;
+			const struct grid_part *p = grid_parts;
+			for (; rc == GB_OK && p < grid_parts + NPARTS; p++)
+				if (p->has(root) &&
+				    load_part(p, db, root, argv[0], now) != 0)
+					rc = GB_EINVAL;
 			st_close(db);
 		}
 	}

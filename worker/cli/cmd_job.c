@@ -29,75 +29,43 @@
 
 /* ---- job submit ------------------------------------------------------- */
 
-static int submit_one(struct amq_sync *s, json_t *obj, const char *path)
+/* One request object, an array of them, or a job scenario (its "task"). */
+static json_t *pick_requests(json_t *root)
 {
-	char err[512] = "";
-	struct arena a;
-	arena_init(&a, 64u << 20);
-	struct gm_request r;
-	int rc = scj_parse_request(obj, path, &a, 0, &r, err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s\n", err);
-		arena_free(&a);
-		return 1;
-	}
-	msgpack_sbuffer sb;
-	msgpack_sbuffer_init(&sb);
-	rc = cdj_encode_request(&r, &sb);
-	char msgid[128];
-	cli_message_id(msgid, sizeof(msgid), "jobs", r.t.task_id);
-	struct amq_props props = {
-		.message_id = msgid,
-		.type = "job.broker",
-		.content_type = "application/msgpack",
-		.persistent = 1,
-	};
-	if (rc == GB_OK)
-		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.broker", &props,
-				      sb.data, sb.size, 10000);
-	if (rc == GB_OK)
-		printf("submitted %zu jobs of task %lld (message %s)\n",
-		       r.njobs, r.t.task_id, msgid);
-	else
-		fprintf(stderr, "gridbroker: submit jobs of task %lld: %s\n",
-			r.t.task_id, gb_strerror(rc));
-	msgpack_sbuffer_destroy(&sb);
-	arena_free(&a);
-	return rc == GB_OK ? 0 : 1;
+	if (json_is_object(root) && json_object_get(root, "queues") &&
+	    json_object_get(root, "task"))
+		return json_object_get(root, "task");
+	return root;
 }
+
+static int encode_request(json_t *obj, const char *path, struct arena *a,
+			  msgpack_sbuffer *sb, struct cli_subject *subj,
+			  char *err, size_t errlen)
+{
+	struct gm_request r;
+	int rc = scj_parse_request(obj, path, a, 0, &r, err, errlen);
+	if (rc != GB_OK)
+		return rc;
+	subj->id = r.t.task_id;
+	snprintf(subj->what, sizeof(subj->what), "jobs of task %lld",
+		 r.t.task_id);
+	snprintf(subj->sent, sizeof(subj->sent), "%zu jobs of task %lld",
+		 r.njobs, r.t.task_id);
+	return cdj_encode_request(&r, sb);
+}
+
+static const struct cli_submit job_submit = {
+	.type = "job.broker",
+	.kind = "jobs",
+	.many = "requests",
+	.one = "request",
+	.pick = pick_requests,
+	.encode = encode_request,
+};
 
 static int cmd_job_submit(struct cli *cli, int argc, char **argv)
 {
-	if (argc != 1)
-		return 2;
-	char err[1024] = "";
-	json_t *root = scn_read_file(argv[0], err, sizeof(err));
-	if (root == NULL) {
-		fprintf(stderr, "gridbroker: %s\n", err);
-		return 1;
-	}
-	/* One request object, an array of them, or a job scenario. */
-	json_t *list = root;
-	if (json_is_object(root) && json_object_get(root, "queues") &&
-	    json_object_get(root, "task"))
-		list = json_object_get(root, "task");
-	struct amq_sync *s = cli_open_amqp(cli);
-	int bad = 0;
-	if (s == NULL) {
-		bad = 1;
-	} else if (json_is_array(list)) {
-		for (size_t i = 0; i < json_array_size(list); i++) {
-			char path[48];
-			snprintf(path, sizeof(path), "requests[%zu]", i);
-			bad |= submit_one(s, json_array_get(list, i), path);
-		}
-	} else {
-		bad = submit_one(s, list, "request");
-	}
-	if (s)
-		amq_sync_close(s);
-	json_decref(root);
-	return bad;
+	return cli_submit_file(cli, argc, argv, &job_submit);
 }
 
 /* ---- job status ------------------------------------------------------------ */
@@ -130,20 +98,13 @@ static int publish_status(struct cli *cli, struct amq_sync *s, int enc,
 	int rc = enc;
 	char msgid[128];
 	cli_message_id(msgid, sizeof(msgid), "status", job_id);
-	struct amq_props props = {
-		.message_id = msgid,
-		.type = "job.status",
-		.content_type = "application/msgpack",
-		.persistent = 1,
-	};
 	if (rc == GB_OK && s == NULL) {
 		s = cli_open_amqp(cli);
 		if (s == NULL)
 			rc = GB_EAMQPGONE;
 	}
 	if (rc == GB_OK)
-		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.status", &props,
-				      sb->data, sb->size, 10000);
+		rc = cli_publish(s, "job.status", msgid, sb->data, sb->size);
 	if (rc == GB_OK)
 		printf("%s %lld -> %s (message %s)\n", what, job_id, word,
 		       msgid);

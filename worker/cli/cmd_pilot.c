@@ -71,13 +71,8 @@ static int match_one(struct amq_sync *s, const struct cdt_pilot *given,
 	** for a pilot that has gone: it expires with our wait. */
 	char ttl[24];
 	snprintf(ttl, sizeof(ttl), "%d", timeout_ms);
-	struct amq_props props = {
-		.message_id = msgid,
-		.type = "pilot.match",
-		.content_type = "application/msgpack",
-		.expiration = ttl,
-		.persistent = 1,
-	};
+	struct amq_props props = cli_request_props("pilot.match", msgid);
+	props.expiration = ttl;
 	struct amq_message reply;
 	memset(&reply, 0, sizeof(reply));
 	if (rc == GB_OK)
@@ -92,12 +87,10 @@ static int match_one(struct amq_sync *s, const struct cdt_pilot *given,
 	}
 	if (as_json) {
 		json_t *j = cod_to_json(reply.body, reply.len);
-		char *txt = j ? json_dumps(j, JSON_COMPACT) : NULL;
-		printf("%s\n", txt ? txt : "null");
-		free(txt);
-		json_decref(j);
+		int ok = j != NULL;
+		cli_print_json(j, JSON_COMPACT, "null");
 		amq_message_free(&reply);
-		return j ? 0 : 1;
+		return ok ? 0 : 1;
 	}
 	struct arena a;
 	arena_init(&a, 1u << 20);
@@ -119,11 +112,9 @@ static int read_pilots(const char *file, struct arena *a,
 		       struct cdt_pilot **out, size_t *n)
 {
 	char err[1024] = "";
-	json_t *root = scn_read_file(file, err, sizeof(err));
-	if (root == NULL) {
-		fprintf(stderr, "gridbroker: %s\n", err);
+	json_t *root = cli_read_json(file);
+	if (root == NULL)
 		return 1;
-	}
 	json_t *list = json_is_object(root) && json_object_get(root, "pilots")
 			       ? json_object_get(root, "pilots")
 			       : root;

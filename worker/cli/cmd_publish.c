@@ -47,14 +47,7 @@ static int cmd_publish(struct cli *cli, int argc, char **argv)
 	struct amq_sync *s = cli_open_amqp(cli);
 	int rc = GB_EAMQPGONE;
 	if (s) {
-		struct amq_props props = {
-			.message_id = msgid,
-			.type = key,
-			.content_type = "application/msgpack",
-			.persistent = 1,
-		};
-		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, key, &props, buf,
-				      len, 10000);
+		rc = cli_publish(s, key, msgid, buf, len);
 		if (rc == GB_OK)
 			printf("published %zu bytes to %s\n", len, key);
 		else

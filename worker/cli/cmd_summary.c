@@ -162,10 +162,7 @@ static int cmd_summary(struct cli *cli, int argc, char **argv)
 			"pilots", table_json(&t[SS_PILOTS], "outcome", "code"),
 			"reasons", table_json(reasons, "rule", "code"),
 			"decisionsRead", (json_int_t)ctx.decisions);
-		char *txt = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
-		printf("%s\n", txt ? txt : "{}");
-		free(txt);
-		json_decref(o);
+		cli_print_json(o, JSON_INDENT(2), "{}");
 	} else {
 		static const char *const task_cols[] = {"assigned", "pending"};
 		static const char *const job_cols[] = {"assigned", "activated",

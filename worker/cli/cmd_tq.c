@@ -53,15 +53,8 @@ static int submit_chunk(struct amq_sync *s, const struct cdt_job *jobs,
 	}
 	char msgid[128];
 	cli_message_id(msgid, sizeof(msgid), "tq", jobs[0].job_id);
-	struct amq_props props = {
-		.message_id = msgid,
-		.type = "job.submit",
-		.content_type = "application/msgpack",
-		.persistent = 1,
-	};
 	if (rc == GB_OK)
-		rc = amq_sync_publish(s, AMQ_EX_REQUESTS, "job.submit", &props,
-				      sb.data, sb.size, 10000);
+		rc = cli_publish(s, "job.submit", msgid, sb.data, sb.size);
 	if (rc == GB_OK) {
 		printf("submitted %zu job%s (jobID %lld..%lld) in message %s\n",
 		       n, n == 1 ? "" : "s", jobs[0].job_id,
@@ -108,14 +101,11 @@ static int read_jobs(json_t *root, struct arena *a, struct cdt_job **jobs,
 
 static int cmd_tq_submit(struct cli *cli, int argc, char **argv)
 {
-	if (argc != 1)
-		return 2;
+	int status;
+	json_t *root = cli_read_json_arg(argc, argv, &status);
+	if (root == NULL)
+		return status;
 	char err[1024] = "";
-	json_t *root = scn_read_file(argv[0], err, sizeof(err));
-	if (root == NULL) {
-		fprintf(stderr, "gridbroker: %s\n", err);
-		return 1;
-	}
 	struct arena a;
 	arena_init(&a, CLI_ARENA);
 	struct cdt_job *jobs = NULL;
@@ -238,10 +228,7 @@ static int cmd_tq_list(struct cli *cli, int argc, char **argv)
 		json_t *arr = json_array();
 		for (size_t i = 0; arr && i < n; i++)
 			json_array_append_new(arr, tq_row_json(&rows[i], jobs[i]));
-		char *txt = arr ? json_dumps(arr, JSON_INDENT(2)) : NULL;
-		printf("%s\n", txt ? txt : "[]");
-		free(txt);
-		json_decref(arr);
+		cli_print_json(arr, JSON_INDENT(2), "[]");
 	} else {
 		/* owners by their CN: DNs share long prefixes; --json has
 		** them whole */
