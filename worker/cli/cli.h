@@ -103,6 +103,42 @@ int cli_publish(struct amq_sync *s, const char *key, const char *msgid,
 		const void *body, size_t len);
 
 /*
+** A command's options, for cli_parse_opts: each is a flag, or takes the
+** word after it as its value, kept as it is (`word`) or converted as it
+** is read (`read`: returns 0, or the exit status to stop with after
+** printing why, 2 for the usage line). An entry whose name is NULL ends
+** a list; write them with the macros below.
+*/
+struct cli_opt {
+	const char *name;  /* "--all" */
+	const char *alias; /* "-a", or NULL */
+	int *flag;
+	const char **word;
+	int (*read)(const char *word, void *dst);
+	void *dst;
+};
+#define CLI_FLAG(n, a, p) {.name = (n), .alias = (a), .flag = (p)}
+#define CLI_WORD(n, a, p) {.name = (n), .alias = (a), .word = (p)}
+#define CLI_READ(n, a, fn, p) {.name = (n), .alias = (a), .read = (fn), .dst = (p)}
+#define CLI_OPT_END {.name = NULL}
+
+/*
+** Parse a command's argv[0..argc) against `opts`: options may come in
+** any order, a later one overriding an earlier one; the other words go
+** to words[0..max) in order. A word that starts with '-' and is no
+** option is one of those words when `dash_words` ("-" for stdin, a file
+** name), else a usage error, as is an option that needs a value but ends
+** argv, or a word beyond `max`. Returns the number of words, or the
+** negated exit status to stop with: -2 for a usage error, or a read's.
+*/
+int cli_parse_opts(int argc, char **argv, const struct cli_opt *opts,
+		   const char **words, int max, int dash_words);
+
+/* A cli_opt read: the word's leading number (strtol; 0 when none) into
+** the long at dst. Never fails. */
+int cli_opt_long(const char *word, void *dst);
+
+/*
 ** A submit command (`task submit`, `job submit`): each object of a file,
 ** parsed, encoded and published as one request. What cli_submit.encode
 ** says about the object it encoded:

@@ -7,6 +7,7 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +91,48 @@ int cli_publish(struct amq_sync *s, const char *key, const char *msgid,
 	struct amq_props props = cli_request_props(key, msgid);
 	return amq_sync_publish(s, AMQ_EX_REQUESTS, key, &props, body, len,
 				10000);
+}
+
+static const struct cli_opt *find_opt(const struct cli_opt *o,
+				     const char *word)
+{
+	for (; o->name; o++)
+		if (strcmp(word, o->name) == 0 ||
+		    (o->alias && strcmp(word, o->alias) == 0))
+			return o;
+	return NULL;
+}
+
+int cli_parse_opts(int argc, char **argv, const struct cli_opt *opts,
+		   const char **words, int max, int dash_words)
+{
+	int n = 0;
+	for (int i = 0; i < argc; i++) {
+		const struct cli_opt *o = find_opt(opts, argv[i]);
+		if (o && o->flag) {
+			*o->flag = 1;
+		} else if (o && i + 1 < argc) {
+			const char *v = argv[++i];
+			int status = 0;
+			if (o->word)
+				*o->word = v;
+			else
+				status = o->read(v, o->dst);
+			if (status != 0)
+				return -status;
+		} else if ((dash_words || argv[i][0] != '-') && n < max) {
+			words[n++] = argv[i];
+		} else {
+			return -2;
+		}
+	}
+	return n;
+}
+
+int cli_opt_long(const char *word, void *dst)
+{
+	*(long *)dst = strtol(word, NULL, 10);
+	return 0;
 }
 
 /* One object of a submitted file: parsed, encoded, published, and the

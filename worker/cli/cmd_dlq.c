@@ -16,16 +16,15 @@ static int cmd_dlq(struct cli *cli, int argc, char **argv)
 {
 	int remove = 0, as_json = 0;
 	long max = 100;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--remove") == 0)
-			remove = 1;
-		else if (strcmp(argv[i], "--json") == 0)
-			as_json = 1;
-		else if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
-			max = strtol(argv[++i], NULL, 10);
-		else
-			return 2;
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--remove", NULL, &remove),
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_READ("-n", NULL, cli_opt_long, &max),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, NULL, 0, 0);
+	if (nw < 0)
+		return -nw;
 	struct amq_sync *s = cli_open_amqp(cli);
 	if (s == NULL)
 		return 1;

@@ -169,21 +169,16 @@ static int cmd_events(struct cli *cli, int argc, char **argv)
 	long count = 0, timeout_s = 0;
 	int as_json = 0;
 	const char *keys[32];
-	int nk = 0;
-	for (int i = 0; i < argc; i++) {
-		if ((strcmp(argv[i], "-n") == 0 ||
-		     strcmp(argv[i], "--count") == 0) && i + 1 < argc)
-			count = strtol(argv[++i], NULL, 10);
-		else if ((strcmp(argv[i], "-t") == 0 ||
-			  strcmp(argv[i], "--timeout") == 0) && i + 1 < argc)
-			timeout_s = strtol(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--json") == 0)
-			as_json = 1;
-		else if (argv[i][0] == '-' || nk >= 31)
-			return 2;
-		else
-			keys[nk++] = argv[i];
-	}
+	const struct cli_opt opts[] = {
+		CLI_READ("--count", "-n", cli_opt_long, &count),
+		CLI_READ("--timeout", "-t", cli_opt_long, &timeout_s),
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_OPT_END,
+	};
+	/* the routing keys, with room for the NULL that ends them */
+	int nk = cli_parse_opts(argc, argv, opts, keys, 31, 0);
+	if (nk < 0)
+		return -nk;
 	if (nk == 0)
 		keys[nk++] = "#";
 	keys[nk] = NULL;

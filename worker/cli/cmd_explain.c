@@ -149,14 +149,13 @@ static int cmd_explain(struct cli *cli, int argc, char **argv)
 	(void)cli;
 	int as_json = 0;
 	const char *file = NULL;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			as_json = 1;
-		else if (file == NULL)
-			file = argv[i];
-		else
-			return 2;
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_OPT_END,
+	};
+	int n = cli_parse_opts(argc, argv, opts, &file, 1, 1);
+	if (n < 0)
+		return -n;
 	if (file == NULL)
 		return 2;
 	char err[1024] = "";

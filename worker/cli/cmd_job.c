@@ -85,6 +85,45 @@ static int parse_time(const char *s, long long *out)
 	return tf_parse(s, out);
 }
 
+/* --time T into *out; prints why not and returns 1 when T is no time,
+** else 0. */
+static int time_arg(const char *word, long long *out)
+{
+	if (parse_time(word, out) == GB_OK)
+		return 0;
+	fprintf(stderr, "gridbroker: --time: expected unix seconds or an "
+			"RFC 3339 time, got '%s'\n", word);
+	return 1;
+}
+
+/* time_arg as a cli_opt read. */
+static int read_time(const char *word, void *dst)
+{
+	return time_arg(word, dst);
+}
+
+/*
+** The words of both `job status` forms: the options in `opts`, then
+** JOBID STATUS. Sets *job_id and *status; returns 0, or the exit status
+** (2 for a usage error, or an option's).
+*/
+static int status_words(int argc, char **argv, const struct cli_opt *opts,
+			long long *job_id, const char **status)
+{
+	const char *pos[2];
+	int n = cli_parse_opts(argc, argv, opts, pos, 2, 0);
+	if (n < 0)
+		return -n;
+	if (n != 2)
+		return 2;
+	char *end = NULL;
+	*job_id = strtoll(pos[0], &end, 10);
+	if (*end || *job_id < 1)
+		return 2;
+	*status = pos[1];
+	return 0;
+}
+
 /*
 ** Publish an encoded job.status (`enc` is the encoder's result) on `s`,
 ** or on a connection opened here when `s` is NULL (only once the body
@@ -126,39 +165,28 @@ static int panda_status(struct cli *cli, int argc, char **argv)
 {
 	struct cdp_status st;
 	memset(&st, 0, sizeof(st));
-	const char *pos[2] = {NULL, NULL}, *when = NULL;
-	int npos = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--panda")) {
-			continue;
-		} else if (!strcmp(argv[i], "--sub-status") && i + 1 < argc) {
-			st.job_sub_status = argv[++i];
-		} else if (!strcmp(argv[i], "--site") && i + 1 < argc) {
-			st.site = argv[++i];
-		} else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
-			when = argv[++i];
-		} else if (argv[i][0] != '-' && npos < 2) {
-			pos[npos++] = argv[i];
-		} else {
-			return 2;
-		}
-	}
-	if (npos != 2)
-		return 2;
-	char *end = NULL;
-	st.job_id = strtoll(pos[0], &end, 10);
-	if (*end || st.job_id < 1)
-		return 2;
-	if (!strcmp(pos[1], "heartbeat")) {
+	const char *word = NULL, *when = NULL;
+	int panda = 0;
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--panda", NULL, &panda),
+		CLI_WORD("--sub-status", NULL, &st.job_sub_status),
+		CLI_WORD("--site", NULL, &st.site),
+		CLI_WORD("--time", NULL, &when),
+		CLI_OPT_END,
+	};
+	int status = status_words(argc, argv, opts, &st.job_id, &word);
+	if (status != 0)
+		return status;
+	if (!strcmp(word, "heartbeat")) {
 		st.heartbeat = 1;
 		st.status = TO_ST_RUNNING;
 	} else {
-		int code = !strcmp(pos[1], "started") ? (int)TO_ST_RUNNING
-						       : to_status_parse(pos[1]);
+		int code = !strcmp(word, "started") ? (int)TO_ST_RUNNING
+						     : to_status_parse(word);
 		if (code < 0 || code == TO_ST_PENDING) {
 			fprintf(stderr, "gridbroker: unknown PanDA status "
 					"'%s'; one of: heartbeat started",
-				pos[1]);
+				word);
 			for (int s = TO_ST_DEFINED; s < TO_NSTATUS; s++)
 				fprintf(stderr, " %s",
 					to_status_name((enum to_status)s));
@@ -172,9 +200,7 @@ static int panda_status(struct cli *cli, int argc, char **argv)
 		return 1;
 	clk_set_offset_file(cli->cfg.clock_offset_file);
 	st.time = clk_now();
-	if (when && parse_time(when, &st.time) != GB_OK) {
-		fprintf(stderr, "gridbroker: --time: expected unix seconds or "
-				"an RFC 3339 time, got '%s'\n", when);
+	if (when && time_arg(when, &st.time) != 0) {
 		amq_sync_close(s);
 		return 1;
 	}
@@ -186,41 +212,27 @@ static int panda_status(struct cli *cli, int argc, char **argv)
 					   : to_status_name(st.status));
 }
 
+/* `job status JOBID STATUS`: a DIRAC job's (system "dirac"), at the time
+** given or this host's now. */
 static int cmd_job_status(struct cli *cli, int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++)
 		if (!strcmp(argv[i], "--panda"))
 			return panda_status(cli, argc, argv);
 	struct cdt_status st = {0, CDT_ST_WAITING, (long long)time(NULL), NULL};
-	const char *pos[2] = {NULL, NULL};
-	int npos = 0;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--site") && i + 1 < argc) {
-			st.site = argv[++i];
-		} else if (!strcmp(argv[i], "--time") && i + 1 < argc) {
-			if (parse_time(argv[++i], &st.time) != GB_OK) {
-				fprintf(stderr, "gridbroker: --time: expected "
-						"unix seconds or an RFC 3339 "
-						"time, got '%s'\n",
-					argv[i]);
-				return 1;
-			}
-		} else if (argv[i][0] != '-' && npos < 2) {
-			pos[npos++] = argv[i];
-		} else {
-			return 2;
-		}
-	}
-	if (npos != 2)
-		return 2;
-	char *end = NULL;
-	st.job_id = strtoll(pos[0], &end, 10);
-	if (*end || st.job_id < 1)
-		return 2;
-	int code = cdt_status_parse(pos[1]);
+	const char *word = NULL;
+	const struct cli_opt opts[] = {
+		CLI_WORD("--site", NULL, &st.site),
+		CLI_READ("--time", NULL, read_time, &st.time),
+		CLI_OPT_END,
+	};
+	int status = status_words(argc, argv, opts, &st.job_id, &word);
+	if (status != 0)
+		return status;
+	int code = cdt_status_parse(word);
 	if (code < 0) {
 		fprintf(stderr, "gridbroker: unknown status '%s'; one of:",
-			pos[1]);
+			word);
 		for (int s = 0; s < CDT_NSTATUS; s++)
 			fprintf(stderr, " %s",
 				cdt_status_name((enum cdt_job_status)s));

@@ -145,49 +145,64 @@ static int read_pilots(const char *file, struct arena *a,
 	return rc == GB_OK ? 0 : 1;
 }
 
+/* A pilot field from the command line (--site S, ...): not empty. */
+static int read_field(const char *word, void *dst)
+{
+	if (word[0] == '\0')
+		return 2;
+	*(const char **)dst = word;
+	return 0;
+}
+
+/* --cpu-time N: 1..CDT_MAX_CPU seconds. */
+static int read_cpu_time(const char *word, void *dst)
+{
+	long long *t = dst;
+	char *end = NULL;
+	*t = strtoll(word, &end, 10);
+	return *end || *t < 1 || *t > CDT_MAX_CPU ? 2 : 0;
+}
+
+/* --timeout-ms N: how long to wait for the reply, 1 ms .. 1 h. */
+static int read_timeout_ms(const char *word, void *dst)
+{
+	long *ms = dst;
+	char *end = NULL;
+	*ms = strtol(word, &end, 10);
+	return *end || *ms < 1 || *ms > 3600000 ? 2 : 0;
+}
+
 static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 {
 	struct cdt_pilot one = {0};
 	const char *file = NULL;
-	int as_json = 0, flags = 0;
+	int as_json = 0;
 	long timeout_ms = CLI_RPC_TIMEOUT_MS;
-	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		const char **dst = !strcmp(o, "--site")         ? &one.site
-				   : !strcmp(o, "--setup")      ? &one.setup
-				   : !strcmp(o, "--platform")   ? &one.platform
-				   : !strcmp(o, "--grid-ce")    ? &one.grid_ce
-				   : !strcmp(o, "--pilot-type") ? &one.pilot_type
-				   : !strcmp(o, "--owner-group")
-					   ? &one.owner_group
-				   : !strcmp(o, "--owner-dn") ? &one.owner
-				   : !strcmp(o, "--pilot-id") ? &one.pilot_id
-							      : NULL;
-		char *end = NULL;
-		if (dst && v && *v) {
-			*dst = v;
-			flags++;
-			i++;
-		} else if (!strcmp(o, "--cpu-time") && v) {
-			one.cpu_time = strtoll(v, &end, 10);
-			if (*end || one.cpu_time < 1 || one.cpu_time > CDT_MAX_CPU)
-				return 2;
-			flags++;
-			i++;
-		} else if (!strcmp(o, "--timeout-ms") && v) {
-			timeout_ms = strtol(v, &end, 10);
-			if (*end || timeout_ms < 1 || timeout_ms > 3600000)
-				return 2;
-			i++;
-		} else if (!strcmp(o, "--json")) {
-			as_json = 1;
-		} else if (o[0] != '-' && file == NULL) {
-			file = o;
-		} else {
-			return 2;
-		}
-	}
+	const struct cli_opt opts[] = {
+		CLI_READ("--site", NULL, read_field, &one.site),
+		CLI_READ("--setup", NULL, read_field, &one.setup),
+		CLI_READ("--platform", NULL, read_field, &one.platform),
+		CLI_READ("--grid-ce", NULL, read_field, &one.grid_ce),
+		CLI_READ("--pilot-type", NULL, read_field, &one.pilot_type),
+		CLI_READ("--owner-group", NULL, read_field, &one.owner_group),
+		CLI_READ("--owner-dn", NULL, read_field, &one.owner),
+		CLI_READ("--pilot-id", NULL, read_field, &one.pilot_id),
+		CLI_READ("--cpu-time", NULL, read_cpu_time, &one.cpu_time),
+		CLI_READ("--timeout-ms", NULL, read_timeout_ms, &timeout_ms),
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, &file, 1, 0);
+	if (nw < 0)
+		return -nw;
+	/* How many of the pilot's fields the command line gave. */
+	const char *const given[] = {one.site,       one.setup,
+				     one.platform,   one.grid_ce,
+				     one.pilot_type, one.owner_group,
+				     one.owner,      one.pilot_id};
+	int flags = one.cpu_time != 0;
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+		flags += given[i] != NULL;
 	/* A file, or a description on the command line; not both. */
 	if ((file != NULL) == (flags > 0))
 		return 2;

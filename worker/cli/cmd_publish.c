@@ -14,19 +14,18 @@
 
 static int cmd_publish(struct cli *cli, int argc, char **argv)
 {
-	const char *key = NULL, *file = NULL, *msgid = NULL;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--message-id") == 0 && i + 1 < argc)
-			msgid = argv[++i];
-		else if (key == NULL)
-			key = argv[i];
-		else if (file == NULL)
-			file = argv[i];
-		else
-			return 2;
-	}
-	if (key == NULL || file == NULL)
+	const char *msgid = NULL, *words[2];
+	const struct cli_opt opts[] = {
+		CLI_WORD("--message-id", NULL, &msgid),
+		CLI_OPT_END,
+	};
+	/* "-" is a FILE (stdin), and so is any word that is no option */
+	int nw = cli_parse_opts(argc, argv, opts, words, 2, 1);
+	if (nw < 0)
+		return -nw;
+	if (nw != 2)
 		return 2;
+	const char *key = words[0], *file = words[1];
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
 	if (f == NULL) {
 		fprintf(stderr, "gridbroker: %s: %s\n", file, strerror(errno));

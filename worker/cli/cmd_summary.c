@@ -72,6 +72,19 @@ static int parse_since(const char *s, long long now, long long *out)
 	return tf_parse(s, out);
 }
 
+/* --top N: how many rows each table shows, 1..1000. */
+static int read_top(const char *word, void *dst)
+{
+	long long *top = dst;
+	char *end = NULL;
+	*top = strtoll(word, &end, 10);
+	if (*end || *top < 1 || *top > 1000) {
+		fprintf(stderr, "gridbroker: summary: --top needs 1..1000\n");
+		return 2;
+	}
+	return 0;
+}
+
 static json_t *table_json(const struct sm_table *t, const char *n1,
 			  const char *n2)
 {
@@ -93,23 +106,15 @@ static int cmd_summary(struct cli *cli, int argc, char **argv)
 	const char *since_arg = NULL;
 	int as_json = 0;
 	long long top = 10;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			as_json = 1;
-		} else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
-			since_arg = argv[++i];
-		} else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-			char *end = NULL;
-			top = strtoll(argv[++i], &end, 10);
-			if (*end || top < 1 || top > 1000) {
-				fprintf(stderr, "gridbroker: summary: --top "
-						"needs 1..1000\n");
-				return 2;
-			}
-		} else {
-			return 2;
-		}
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_WORD("--since", NULL, &since_arg),
+		CLI_READ("--top", NULL, read_top, &top),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, NULL, 0, 0);
+	if (nw < 0)
+		return -nw;
 	/* the window is in the workers' clock (with its test offset) */
 	clk_set_offset_file(cli->cfg.clock_offset_file);
 	long long since = 0;

@@ -199,28 +199,64 @@ static json_t *tq_row_json(const struct st_tq_row *r, long long jobs)
 	return o;
 }
 
+/*
+** The task queues in MariaDB, ordered by id, and each one's waiting jobs
+** counted into (*jobs)[i]; memory from `a`. Returns GB_OK or the store's
+** error (st_error).
+*/
+static int read_queues(struct st_db *db, struct arena *a,
+		       struct st_tq_row **rows, long long **jobs, size_t *n)
+{
+	*rows = NULL;
+	*n = 0;
+	int rc = st_tq_list(db, 1, a, rows, n);
+	*jobs = *n ? arena_alloc(a, *n * sizeof(**jobs)) : NULL;
+	if (rc == GB_OK && *n && *jobs == NULL)
+		rc = GB_ENOMEM;
+	struct count_ctx cc = {*rows, *n, *jobs};
+	if (rc == GB_OK && *n)
+		rc = st_tq_jobs_scan(db, 0, 0, count_job, &cc);
+	return rc;
+}
+
+/* The queues as a table; owners by their CN, since DNs share long
+** prefixes (--json has them whole). */
+static void print_queues(const struct st_tq_row *rows, const long long *jobs,
+			 size_t n)
+{
+	printf("%6s  %-16s %-10s %-16s %7s %7s %10s  %s\n", "TQ", "OWNER",
+	       "GROUP", "SETUP", "CPU", "JOBS", "PRIORITY", "REQUIREMENTS");
+	char req[512];
+	for (size_t i = 0; i < n; i++) {
+		reqs_text(&rows[i], req, sizeof(req));
+		printf("%6lld  %-16.16s %-10.10s %-16.16s %7lld %7lld "
+		       "%10.6g  %s\n",
+		       rows[i].tq_id, scm_short_dn(rows[i].owner),
+		       rows[i].owner_group, rows[i].setup, rows[i].cpu_time,
+		       jobs[i], rows[i].priority, req);
+	}
+	printf("%zu task queue%s\n", n, n == 1 ? "" : "s");
+}
+
 static int cmd_tq_list(struct cli *cli, int argc, char **argv)
 {
 	int as_json = 0;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") != 0)
-			return 2;
-		as_json = 1;
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, NULL, 0, 0);
+	if (nw < 0)
+		return -nw;
 	struct st_db *db = cli_open_db(cli);
 	if (db == NULL)
 		return 1;
 	struct arena a;
 	arena_init(&a, CLI_ARENA);
-	struct st_tq_row *rows = NULL;
-	size_t n = 0;
-	int rc = st_tq_list(db, 1, &a, &rows, &n);
-	long long *jobs = n ? arena_alloc(&a, n * sizeof(*jobs)) : NULL;
-	if (rc == GB_OK && n && jobs == NULL)
-		rc = GB_ENOMEM;
-	struct count_ctx cc = {rows, n, jobs};
-	if (rc == GB_OK && n)
-		rc = st_tq_jobs_scan(db, 0, 0, count_job, &cc);
+	struct st_tq_row *rows;
+	long long *jobs;
+	size_t n;
+	int rc = read_queues(db, &a, &rows, &jobs, &n);
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: tq list: %s: %s\n",
 			gb_strerror(rc), st_error(db));
@@ -230,22 +266,7 @@ static int cmd_tq_list(struct cli *cli, int argc, char **argv)
 			json_array_append_new(arr, tq_row_json(&rows[i], jobs[i]));
 		cli_print_json(arr, JSON_INDENT(2), "[]");
 	} else {
-		/* owners by their CN: DNs share long prefixes; --json has
-		** them whole */
-		printf("%6s  %-16s %-10s %-16s %7s %7s %10s  %s\n", "TQ",
-		       "OWNER", "GROUP", "SETUP", "CPU", "JOBS", "PRIORITY",
-		       "REQUIREMENTS");
-		char req[512];
-		for (size_t i = 0; i < n; i++) {
-			reqs_text(&rows[i], req, sizeof(req));
-			printf("%6lld  %-16.16s %-10.10s %-16.16s %7lld %7lld "
-			       "%10.6g  %s\n",
-			       rows[i].tq_id, scm_short_dn(rows[i].owner),
-			       rows[i].owner_group, rows[i].setup,
-			       rows[i].cpu_time, jobs[i], rows[i].priority,
-			       req);
-		}
-		printf("%zu task queue%s\n", n, n == 1 ? "" : "s");
+		print_queues(rows, jobs, n);
 	}
 	arena_free(&a);
 	st_close(db);

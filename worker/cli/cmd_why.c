@@ -24,17 +24,14 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 {
 	const char *id = NULL;
 	int as_json = 0, all = 0;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			as_json = 1;
-		else if (strcmp(argv[i], "-a") == 0 ||
-			 strcmp(argv[i], "--all") == 0)
-			all = 1;
-		else if (argv[i][0] != '-' && id == NULL)
-			id = argv[i];
-		else
-			return 2;
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_FLAG("--all", "-a", &all),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, &id, 1, 0);
+	if (nw < 0)
+		return -nw;
 	if (id == NULL || id[0] == '\0')
 		return 2;
 	struct st_db *db = cli_open_db(cli);
