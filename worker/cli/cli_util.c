@@ -181,7 +181,8 @@ int cli_submit_file(struct cli *cli, int argc, char **argv,
 		for (size_t i = 0; i < json_array_size(list); i++) {
 			char path[64];
 			snprintf(path, sizeof(path), "%s[%zu]", how->many, i);
-			bad |= submit_one(s, json_array_get(list, i), path, how);
+			bad |= submit_one(s, json_array_get(list, i), path,
+					  how);
 		}
 	} else {
 		bad = submit_one(s, list, how->one, how);

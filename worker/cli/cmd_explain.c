@@ -28,32 +28,98 @@
 #include "explain/scenario_match.h"
 #include "explain/scenario_timeout.h"
 
+/*
+** Each kind of scenario is one function: it parses `root` with memory
+** from `a`, runs it through the engine and prints the result, as JSON
+** (as_json) or as text. It returns GB_OK, or an error with why in
+** err[errlen] (the parser's words, or the run's gb_strerror) and nothing
+** printed; cmd_explain reads the file, picks the kind, and reports.
+*/
+typedef int explain_fn(json_t *root, struct arena *a, int as_json,
+		       char *err, size_t errlen);
+
 /* A report as explain --json prints it. */
 static void print_json(json_t *j)
 {
 	cli_print_json(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10), "{}");
 }
 
-/* An analysis scenario (taskType "anal"): throttle, then AJ-05..AJ-28. */
-static int explain_analysis(json_t *root, const char *file, int as_json)
+/* A run's result: GB_OK, or its error with its words in err. */
+static int run_result(int rc, char *err, size_t errlen)
 {
-	char err[1024] = "";
-	struct arena a;
-	arena_init(&a, 512u << 20);
+	if (rc != GB_OK)
+		snprintf(err, errlen, "%s", gb_strerror(rc));
+	return rc;
+}
+
+/* A task and its nuclei: the task brokerage. */
+static int explain_task(json_t *root, struct arena *a, int as_json,
+			char *err, size_t errlen)
+{
+	struct scn_task_scenario sc;
+	int rc = scn_parse_task_scenario(root, a, &sc, err, errlen);
+	if (rc != GB_OK)
+		return rc;
+	struct prm_set set = {sc.params, sc.nparams};
+	struct tb_params p;
+	tb_params_resolve(&set, sc.task.gshare, &p);
+	struct gb_rng rng;
+	gb_rng_seed(&rng, sc.seed);
+	struct dec_candidate *cands =
+		sc.nnuclei ? arena_alloc(a, sc.nnuclei * sizeof(*cands)) : NULL;
+	struct dec_decision d;
+	rc = (sc.nnuclei && cands == NULL)
+		     ? GB_ENOMEM
+		     : tb_broker(&sc.task, sc.nuclei, sc.nnuclei, &p, &rng,
+				 cands, &d);
+	if (rc != GB_OK)
+		return run_result(rc, err, errlen);
+	if (as_json) {
+		print_json(rpt_decision_json(&d));
+	} else {
+		char title[160];
+		snprintf(title, sizeof(title), "task %lld (%s), %zu nuclei",
+			 sc.task.task_id, sc.task.gshare, sc.nnuclei);
+		rpt_print_decision(stdout, &d, title);
+	}
+	return GB_OK;
+}
+
+/* A PanDA job request and its queues: the job brokerage. */
+static int explain_jobs(json_t *root, struct arena *a, int as_json,
+			char *err, size_t errlen)
+{
+	struct scj_scenario sc;
+	struct scj_result res;
+	int rc = scj_parse_scenario(root, a, &sc, err, errlen);
+	if (rc == GB_OK)
+		rc = run_result(scj_run(&sc, a, &res), err, errlen);
+	if (rc != GB_OK)
+		return rc;
+	if (as_json)
+		print_json(rpj_decision_json(&sc.req, res.queues, res.nqueues,
+					     &res.dec, &res.plan));
+	else
+		rpj_print_decision(stdout, &sc.req, res.queues, res.nqueues,
+				   &res.dec, &res.plan);
+	return GB_OK;
+}
+
+/* An analysis scenario (taskType "anal"): throttle, then AJ-05..AJ-28. */
+static int explain_analysis(json_t *root, struct arena *a, int as_json,
+			    char *err, size_t errlen)
+{
 	struct sca_scenario sc;
 	struct sca_result res;
-	int rc = sca_parse_scenario(root, &a, &sc, err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
-		arena_free(&a);
-		return 1;
-	}
-	rc = sca_run(&sc, &a, &res);
+	int rc = sca_parse_scenario(root, a, &sc, err, errlen);
+	if (rc == GB_OK)
+		rc = run_result(sca_run(&sc, a, &res), err, errlen);
+	if (rc != GB_OK)
+		return rc;
+	/* a throttled task was not brokered: no queues, no decision */
 	const struct ab_queue *aqs = res.throttle.throttled ? NULL : res.aqs;
 	const struct dec_decision *d = res.throttle.throttled ? NULL : &res.dec;
-	if (rc != GB_OK)
-		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
-	else if (as_json)
+	if (as_json)
 		print_json(rpa_decision_json(&res.req, aqs, res.nqueues, d,
 					     &res.plan, res.job_queue,
 					     &res.throttle, &res.user,
@@ -62,86 +128,67 @@ static int explain_analysis(json_t *root, const char *file, int as_json)
 		rpa_print_decision(stdout, &res.req, aqs, res.nqueues, d,
 				   &res.plan, res.job_queue, &res.throttle,
 				   &res.user, res.task_class);
-	arena_free(&a);
-	return rc == GB_OK ? 0 : 1;
+	return GB_OK;
 }
 
-static int explain_timeout(json_t *root, const char *file, int as_json)
+/* A timeout scenario ("kind": "timeout"): TO-01..TO-13 per job and
+** rebrokerage row. */
+static int explain_timeout(json_t *root, struct arena *a, int as_json,
+			   char *err, size_t errlen)
 {
-	char err[1024] = "";
-	struct arena a;
-	arena_init(&a, 256u << 20);
 	struct sct_scenario sc;
 	struct sct_result res;
-	int rc = sct_parse_scenario(root, &a, &sc, err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
-		arena_free(&a);
-		return 1;
-	}
-	rc = sct_run(&sc, &a, &res);
+	int rc = sct_parse_scenario(root, a, &sc, err, errlen);
+	if (rc == GB_OK)
+		rc = run_result(sct_run(&sc, a, &res), err, errlen);
 	if (rc != GB_OK)
-		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
-	else if (as_json)
+		return rc;
+	if (as_json)
 		print_json(sct_result_json(&sc, &res));
 	else
 		sct_print_result(stdout, &sc, &res);
-	arena_free(&a);
-	return rc == GB_OK ? 0 : 1;
+	return GB_OK;
 }
 
-static int explain_jobs(json_t *root, const char *file, int as_json)
+/* A DIRAC match scenario (root has "taskQueues"): pilots against task
+** queues. */
+static int explain_match(json_t *root, struct arena *a, int as_json,
+			 char *err, size_t errlen)
 {
-	if (sca_is_analysis_scenario(root))
-		return explain_analysis(root, file, as_json);
-	char err[1024] = "";
-	struct arena a;
-	arena_init(&a, 512u << 20);
-	struct scj_scenario sc;
-	struct scj_result res;
-	int rc = scj_parse_scenario(root, &a, &sc, err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
-		arena_free(&a);
-		return 1;
-	}
-	rc = scj_run(&sc, &a, &res);
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
-	} else if (as_json) {
-		print_json(rpj_decision_json(&sc.req, res.queues, res.nqueues,
-					     &res.dec, &res.plan));
-	} else {
-		rpj_print_decision(stdout, &sc.req, res.queues, res.nqueues,
-				   &res.dec, &res.plan);
-	}
-	arena_free(&a);
-	return rc == GB_OK ? 0 : 1;
-}
-
-static int explain_match(json_t *root, const char *file, int as_json)
-{
-	char err[1024] = "";
-	struct arena a;
-	arena_init(&a, 1024u << 20);
 	struct scm_scenario sc;
 	struct scm_result res;
-	int rc = scm_parse_scenario(root, &a, &sc, err, sizeof(err));
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
-		arena_free(&a);
-		return 1;
-	}
-	rc = scm_run(&sc, &a, &res);
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
-	} else if (as_json) {
+	int rc = scm_parse_scenario(root, a, &sc, err, errlen);
+	if (rc == GB_OK)
+		rc = run_result(scm_run(&sc, a, &res), err, errlen);
+	if (rc != GB_OK)
+		return rc;
+	if (as_json)
 		print_json(scm_result_json(&sc, &res));
-	} else {
+	else
 		scm_print(stdout, &sc, &res);
+	return GB_OK;
+}
+
+/* Which kind of scenario `root` is, and how many bytes its arena may
+** hand out. */
+static explain_fn *scenario_kind(json_t *root, size_t *arena)
+{
+	/* "kind" first: a timeout scenario also has "queues" (an object). */
+	if (json_is_object(root) && json_object_get(root, "kind")) {
+		*arena = 256u << 20;
+		return explain_timeout;
 	}
-	arena_free(&a);
-	return rc == GB_OK ? 0 : 1;
+	if (json_is_object(root) && json_object_get(root, "queues")) {
+		*arena = 512u << 20;
+		return sca_is_analysis_scenario(root) ? explain_analysis
+						      : explain_jobs;
+	}
+	if (scm_is_match_scenario(root)) {
+		*arena = 1024u << 20;
+		return explain_match;
+	}
+	*arena = 256u << 20;
+	return explain_task;
 }
 
 static int cmd_explain(struct cli *cli, int argc, char **argv)
@@ -158,58 +205,17 @@ static int cmd_explain(struct cli *cli, int argc, char **argv)
 		return -n;
 	if (file == NULL)
 		return 2;
-	char err[1024] = "";
 	json_t *root = cli_read_json(file);
 	if (root == NULL)
 		return 1;
-	/* "kind" first: a timeout scenario also has "queues" (an object). */
-	if (json_is_object(root) && json_object_get(root, "kind")) {
-		int xrc = explain_timeout(root, file, as_json);
-		json_decref(root);
-		return xrc;
-	}
-	if (json_is_object(root) && json_object_get(root, "queues")) {
-		int xrc = explain_jobs(root, file, as_json);
-		json_decref(root);
-		return xrc;
-	}
-	if (scm_is_match_scenario(root)) {
-		int xrc = explain_match(root, file, as_json);
-		json_decref(root);
-		return xrc;
-	}
+	size_t cap;
+	explain_fn *explain = scenario_kind(root, &cap);
+	char err[1024] = "";
 	struct arena a;
-	arena_init(&a, 256u << 20);
-	struct scn_task_scenario sc;
-	int rc = scn_parse_task_scenario(root, &a, &sc, err, sizeof(err));
-	if (rc != GB_OK) {
+	arena_init(&a, cap);
+	int rc = explain(root, &a, as_json, err, sizeof(err));
+	if (rc != GB_OK)
 		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
-		arena_free(&a);
-		json_decref(root);
-		return 1;
-	}
-	struct prm_set set = {sc.params, sc.nparams};
-	struct tb_params p;
-	tb_params_resolve(&set, sc.task.gshare, &p);
-	struct gb_rng rng;
-	gb_rng_seed(&rng, sc.seed);
-	struct dec_candidate *cands =
-		sc.nnuclei ? arena_alloc(&a, sc.nnuclei * sizeof(*cands)) : NULL;
-	struct dec_decision d;
-	rc = (sc.nnuclei && cands == NULL)
-		     ? GB_ENOMEM
-		     : tb_broker(&sc.task, sc.nuclei, sc.nnuclei, &p, &rng,
-				 cands, &d);
-	if (rc != GB_OK) {
-		fprintf(stderr, "gridbroker: %s: %s\n", file, gb_strerror(rc));
-	} else if (as_json) {
-		print_json(rpt_decision_json(&d));
-	} else {
-		char title[160];
-		snprintf(title, sizeof(title), "task %lld (%s), %zu nuclei",
-			 sc.task.task_id, sc.task.gshare, sc.nnuclei);
-		rpt_print_decision(stdout, &d, title);
-	}
 	arena_free(&a);
 	json_decref(root);
 	return rc == GB_OK ? 0 : 1;
