@@ -6,10 +6,11 @@
 ** cmd_<group>.c runs its commands and exports their descriptor
 ** cli_cmd_<group>; cli_main.c holds main(), the global options, the
 ** command table of those descriptors and the dispatch and help. What
-** several commands need (the configured connections, message ids, reading
-** a JSON file) is in cli_util.c. A command file calls only cli_util.c and
-** the libraries, never cli_main.c or another command file, so each one
-** can be read, and rewritten, on its own.
+** several commands need (the configured connections, request ids and
+** publishing, reading and printing JSON, option parsing, the submit
+** commands' walk over a file) is in cli_util.c. A command file calls only
+** cli_util.c and the libraries, never cli_main.c or another command file,
+** so each one can be read, and rewritten, on its own.
 */
 #ifndef GB_CLI_H
 #define GB_CLI_H
@@ -119,7 +120,8 @@ struct cli_opt {
 };
 #define CLI_FLAG(n, a, p) {.name = (n), .alias = (a), .flag = (p)}
 #define CLI_WORD(n, a, p) {.name = (n), .alias = (a), .word = (p)}
-#define CLI_READ(n, a, fn, p) {.name = (n), .alias = (a), .read = (fn), .dst = (p)}
+#define CLI_READ(n, a, fn, p) \
+	{.name = (n), .alias = (a), .read = (fn), .dst = (p)}
 #define CLI_OPT_END {.name = NULL}
 
 /*

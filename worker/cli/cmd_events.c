@@ -5,7 +5,6 @@
 ** or as JSON lines with --json.
 */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 

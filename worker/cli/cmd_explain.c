@@ -12,8 +12,6 @@
 ** file only wires them to the file and stdout.
 */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "base/arena.h"
 #include "cli/cli.h"

@@ -23,7 +23,6 @@
 #include "codec/codec_jobs.h"
 #include "codec/codec_panda.h"
 #include "codec/codec_tq.h"
-#include "explain/scenario.h"
 #include "explain/scenario_jobs.h"
 #include "gb_error.h"
 

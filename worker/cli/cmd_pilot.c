@@ -16,13 +16,10 @@
 #include "codec/codec.h"
 #include "codec/codec_tq.h"
 #include "explain/dirac_json.h"
-#include "explain/scenario.h"
 #include "gb_error.h"
 
 #define CLI_ARENA (256u << 20)
 #define CLI_RPC_TIMEOUT_MS 10000
-
-/* ---- pilot match ---------------------------------------------------------- */
 
 static void print_reply(const struct cdt_pilot *p, const struct cdt_match *m)
 {

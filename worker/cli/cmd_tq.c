@@ -10,14 +10,12 @@
 */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
 #include "cli/cli.h"
 #include "codec/codec_tq.h"
 #include "explain/dirac_json.h"
-#include "explain/scenario.h"
 #include "explain/scenario_match.h"
 #include "gb_error.h"
 #include "store/store_tq.h"

@@ -7,7 +7,6 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/arena.h"
 #include "cli/cli.h"
