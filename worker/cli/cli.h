@@ -108,7 +108,8 @@ int cli_publish(struct amq_sync *s, const char *key, const char *msgid,
 ** word after it as its value, kept as it is (`word`) or converted as it
 ** is read (`read`: returns 0, or the exit status to stop with after
 ** printing why, 2 for the usage line). An entry whose name is NULL ends
-** a list; write them with the macros below.
+** a list; write them with the macros below, in the order the command's
+** usage line names them.
 */
 struct cli_opt {
 	const char *name;  /* "--all" */

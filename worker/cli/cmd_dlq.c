@@ -15,9 +15,9 @@ static int cmd_dlq(struct cli *cli, int argc, char **argv)
 	int remove = 0, as_json = 0;
 	long max = 100;
 	const struct cli_opt opts[] = {
+		CLI_READ("-n", NULL, cli_opt_long, &max),
 		CLI_FLAG("--remove", NULL, &remove),
 		CLI_FLAG("--json", NULL, &as_json),
-		CLI_READ("-n", NULL, cli_opt_long, &max),
 		CLI_OPT_END,
 	};
 	int nw = cli_parse_opts(argc, argv, opts, NULL, 0, 0);

@@ -106,9 +106,9 @@ static int cmd_summary(struct cli *cli, int argc, char **argv)
 	int as_json = 0;
 	long long top = 10;
 	const struct cli_opt opts[] = {
-		CLI_FLAG("--json", NULL, &as_json),
 		CLI_WORD("--since", NULL, &since_arg),
 		CLI_READ("--top", NULL, read_top, &top),
+		CLI_FLAG("--json", NULL, &as_json),
 		CLI_OPT_END,
 	};
 	int nw = cli_parse_opts(argc, argv, opts, NULL, 0, 0);

@@ -68,8 +68,8 @@ static int submit_chunk(struct amq_sync *s, const struct cdt_job *jobs,
 
 /* A job object, an array of them, or {"jobs": [...]} (a quick-start file
 ** that also lists "pilots"). */
-static int read_jobs(json_t *root, struct arena *a, struct cdt_job **jobs,
-		     size_t *n, char *err, size_t errlen)
+static int parse_jobs(json_t *root, struct arena *a, struct cdt_job **jobs,
+		      size_t *n, char *err, size_t errlen)
 {
 	if (json_is_object(root) && json_object_get(root, "jobs") == NULL) {
 		*jobs = arena_alloc(a, sizeof(**jobs));
@@ -97,21 +97,30 @@ static int read_jobs(json_t *root, struct arena *a, struct cdt_job **jobs,
 	return dj_parse_jobs(list, "jobs", a, jobs, n, err, errlen);
 }
 
+/* The jobs of `file` (its JSON `root`) into an array from `a`; prints
+** why not and returns 1 when they do not parse, else 0. */
+static int read_jobs(json_t *root, const char *file, struct arena *a,
+		     struct cdt_job **jobs, size_t *n)
+{
+	char err[1024] = "";
+	if (parse_jobs(root, a, jobs, n, err, sizeof(err)) == GB_OK)
+		return 0;
+	fprintf(stderr, "gridbroker: %s: %s\n", file, err);
+	return 1;
+}
+
 static int cmd_tq_submit(struct cli *cli, int argc, char **argv)
 {
 	int status;
 	json_t *root = cli_read_json_arg(argc, argv, &status);
 	if (root == NULL)
 		return status;
-	char err[1024] = "";
 	struct arena a;
 	arena_init(&a, CLI_ARENA);
 	struct cdt_job *jobs = NULL;
 	size_t n = 0, messages = 0;
-	int bad = read_jobs(root, &a, &jobs, &n, err, sizeof(err)) != GB_OK;
-	if (bad) {
-		fprintf(stderr, "gridbroker: %s: %s\n", argv[0], err);
-	} else {
+	int bad = read_jobs(root, argv[0], &a, &jobs, &n);
+	if (!bad) {
 		struct amq_sync *s = cli_open_amqp(cli);
 		bad = s == NULL;
 		if (s) {
