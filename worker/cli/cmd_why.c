@@ -1,5 +1,5 @@
 /*
-** cli_why.c — `gridbroker why task|job|pilot ID [--json] [-a|--all]`: the
+** cmd_why.c — `gridbroker why task|job|pilot ID [--json] [-a|--all]`: the
 ** decision records stored in MariaDB (decrec.h) answer "why did my task,
 ** job or pilot go there, or nowhere?" after the fact, with the same stage
 ** summary `explain` prints offline. Reading: store_decisions.c; the text:
@@ -7,7 +7,6 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/arena.h"
 #include "cli/cli.h"
@@ -24,17 +23,14 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 {
 	const char *id = NULL;
 	int as_json = 0, all = 0;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			as_json = 1;
-		else if (strcmp(argv[i], "-a") == 0 ||
-			 strcmp(argv[i], "--all") == 0)
-			all = 1;
-		else if (argv[i][0] != '-' && id == NULL)
-			id = argv[i];
-		else
-			return 2;
-	}
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_FLAG("--all", "-a", &all),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, &id, 1, 0);
+	if (nw < 0)
+		return -nw;
 	if (id == NULL || id[0] == '\0')
 		return 2;
 	struct st_db *db = cli_open_db(cli);
@@ -108,17 +104,28 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 	return code;
 }
 
-int cli_cmd_why_task(struct cli *cli, int argc, char **argv)
+static int cmd_why_task(struct cli *cli, int argc, char **argv)
 {
 	return why(cli, ST_DEC_TASK, "task", argc, argv);
 }
 
-int cli_cmd_why_job(struct cli *cli, int argc, char **argv)
+static int cmd_why_job(struct cli *cli, int argc, char **argv)
 {
 	return why(cli, ST_DEC_JOB, "job", argc, argv);
 }
 
-int cli_cmd_why_pilot(struct cli *cli, int argc, char **argv)
+static int cmd_why_pilot(struct cli *cli, int argc, char **argv)
 {
 	return why(cli, ST_DEC_PILOT, "pilot", argc, argv);
 }
+
+/* clang-format off */
+static const struct cli_cmd_entry why_cmds[] = {
+	{"task", "TASKID [--json] [-a|--all]", "why the task went to its nucleus or is pending: the stored decision (latest, or every one with --all) with its stage summary, each rejected nucleus's rule and numbers, and the weights", 1, cmd_why_task, NULL},
+	{"job", "JOBID [--json] [-a|--all]", "why a PanDA job is where it is: the job brokerage decision that placed it (or left it pending, or throttled its task) and its timeouts and rebrokerages; for a DIRAC job, the pilot decision that matched it", 1, cmd_why_job, NULL},
+	{"pilot", "PILOTID|REQUESTID [--json] [-a|--all]", "why a pilot got its job or none (TQ-10): the task queues considered and what each filter left", 1, cmd_why_pilot, NULL},
+	{NULL, NULL, NULL, 0, NULL, NULL},
+};
+/* clang-format on */
+
+const struct cli_cmd_entry cli_cmd_why = {.name = "why", .subs = why_cmds};

@@ -1,5 +1,5 @@
 /*
-** cli_summary.c — `gridbroker summary`: what the workers decided in a time
+** cmd_summary.c — `gridbroker summary`: what the workers decided in a time
 ** window, as an operator reads it after a run or a shift: tasks by
 ** nucleus, jobs by queue, pilot outcomes and the most frequent rejection
 ** reasons, each with counts; `gridbroker why` then explains any single
@@ -8,7 +8,6 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <jansson.h>
 
@@ -72,6 +71,19 @@ static int parse_since(const char *s, long long now, long long *out)
 	return tf_parse(s, out);
 }
 
+/* --top N: how many rows each table shows, 1..1000. */
+static int read_top(const char *word, void *dst)
+{
+	long long *top = dst;
+	char *end = NULL;
+	*top = strtoll(word, &end, 10);
+	if (*end || *top < 1 || *top > 1000) {
+		fprintf(stderr, "gridbroker: summary: --top needs 1..1000\n");
+		return 2;
+	}
+	return 0;
+}
+
 static json_t *table_json(const struct sm_table *t, const char *n1,
 			  const char *n2)
 {
@@ -88,28 +100,20 @@ static json_t *table_json(const struct sm_table *t, const char *n1,
 	return arr;
 }
 
-int cli_cmd_summary(struct cli *cli, int argc, char **argv)
+static int cmd_summary(struct cli *cli, int argc, char **argv)
 {
 	const char *since_arg = NULL;
 	int as_json = 0;
 	long long top = 10;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			as_json = 1;
-		} else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
-			since_arg = argv[++i];
-		} else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-			char *end = NULL;
-			top = strtoll(argv[++i], &end, 10);
-			if (*end || top < 1 || top > 1000) {
-				fprintf(stderr, "gridbroker: summary: --top "
-						"needs 1..1000\n");
-				return 2;
-			}
-		} else {
-			return 2;
-		}
-	}
+	const struct cli_opt opts[] = {
+		CLI_WORD("--since", NULL, &since_arg),
+		CLI_READ("--top", NULL, read_top, &top),
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, NULL, 0, 0);
+	if (nw < 0)
+		return -nw;
 	/* the window is in the workers' clock (with its test offset) */
 	clk_set_offset_file(cli->cfg.clock_offset_file);
 	long long since = 0;
@@ -162,10 +166,7 @@ int cli_cmd_summary(struct cli *cli, int argc, char **argv)
 			"pilots", table_json(&t[SS_PILOTS], "outcome", "code"),
 			"reasons", table_json(reasons, "rule", "code"),
 			"decisionsRead", (json_int_t)ctx.decisions);
-		char *txt = o ? json_dumps(o, JSON_INDENT(2)) : NULL;
-		printf("%s\n", txt ? txt : "{}");
-		free(txt);
-		json_decref(o);
+		cli_print_json(o, JSON_INDENT(2), "{}");
 	} else {
 		static const char *const task_cols[] = {"assigned", "pending"};
 		static const char *const job_cols[] = {"assigned", "activated",
@@ -192,3 +193,7 @@ int cli_cmd_summary(struct cli *cli, int argc, char **argv)
 	st_close(db);
 	return 0;
 }
+
+/* clang-format off */
+const struct cli_cmd_entry cli_cmd_summary = {"summary", "[--since T] [--top N] [--json]", "what the workers decided since T (unix seconds, RFC 3339, or a duration back from now such as 30m, 12h, 7d; default: everything): tasks by nucleus, jobs by queue, pilot outcomes and the most frequent rejection reasons", 1, cmd_summary, NULL};
+/* clang-format on */

@@ -1,0 +1,234 @@
+/*
+** cmd_pilot.c — `gridbroker pilot match`: ask for a job as a pilot would,
+** through the pilot.match RPC, and print the matched job or why none
+** (TQ-10's per-filter counts). The pilots come from a file or from the
+** command line.
+**
+** Parsing is explain/dirac_json.c's, the wire format codec_tq.c's; this
+** file only wires them to files, the broker and stdout.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "cli/cli.h"
+#include "codec/codec.h"
+#include "codec/codec_tq.h"
+#include "explain/dirac_json.h"
+#include "gb_error.h"
+
+#define CLI_ARENA (256u << 20)
+#define CLI_RPC_TIMEOUT_MS 10000
+
+static void print_reply(const struct cdt_pilot *p, const struct cdt_match *m)
+{
+	printf("pilot %s at %s: ", p->pilot_id, p->site);
+	if (m->matched) {
+		printf("matched job %lld from TQ %lld (owner %s, group %s, "
+		       "cpu segment %lld s)",
+		       m->job_id, m->tq_id, m->owner ? m->owner : "?",
+		       m->owner_group ? m->owner_group : "?", m->tq_cpu_time);
+	} else {
+		printf("no job (%s)", m->code ? m->code : "?");
+	}
+	if (m->decision_id > 0)
+		printf("  [decision %lld]", m->decision_id);
+	printf("\n  %s\n", m->reason ? m->reason : "");
+	if (m->matched)
+		return;
+	/* TQ-10: the per-filter counts, in the filter table's order. */
+	printf("  considered %zu, matched %zu, empty %zu", m->considered,
+	       m->matched_tqs, m->empty);
+	int first = 1;
+	for (int f = 0; f < TQ_NFILTERS; f++) {
+		if (m->rejected[f] == 0)
+			continue;
+		const struct tq_filter_desc *d = tq_filter((enum tq_filter_id)f);
+		printf("%s%s (%s) %zu", first ? "; rejected: " : ", ", d->name,
+		       d->rule, m->rejected[f]);
+		first = 0;
+	}
+	printf("\n");
+}
+
+static int match_one(struct amq_sync *s, const struct cdt_pilot *given,
+		     size_t idx, int timeout_ms, int as_json)
+{
+	char msgid[128];
+	cli_message_id(msgid, sizeof(msgid), "pilot", (long long)idx + 1);
+	struct cdt_pilot pilot = *given;
+	const struct cdt_pilot *p = &pilot;
+	if (pilot.pilot_id == NULL)
+		pilot.pilot_id = msgid; /* unique, and says where it came from */
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int rc = cdt_encode_pilot(p, &sb);
+	/* A request still queued when we stop waiting must not take a job
+	** for a pilot that has gone: it expires with our wait. */
+	char ttl[24];
+	snprintf(ttl, sizeof(ttl), "%d", timeout_ms);
+	struct amq_props props = cli_request_props("pilot.match", msgid);
+	props.expiration = ttl;
+	struct amq_message reply;
+	memset(&reply, 0, sizeof(reply));
+	if (rc == GB_OK)
+		rc = amq_sync_rpc(s, AMQ_EX_REQUESTS, "pilot.match", &props,
+				  sb.data, sb.size, timeout_ms, &reply);
+	msgpack_sbuffer_destroy(&sb);
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: pilot %s: %s%s\n", p->pilot_id,
+			gb_strerror(rc),
+			rc == GB_ETIMEOUT ? " (is a worker running?)" : "");
+		return 1;
+	}
+	if (as_json) {
+		json_t *j = cod_to_json(reply.body, reply.len);
+		int ok = j != NULL;
+		cli_print_json(j, JSON_COMPACT, "null");
+		amq_message_free(&reply);
+		return ok ? 0 : 1;
+	}
+	struct arena a;
+	arena_init(&a, 1u << 20);
+	struct cdt_match m;
+	struct cod_error cerr = {"", ""};
+	rc = cdt_decode_reply(reply.body, reply.len, &a, &m, &cerr);
+	if (rc == GB_OK)
+		print_reply(p, &m);
+	else
+		fprintf(stderr, "gridbroker: pilot %s: bad reply: %s: %s\n",
+			p->pilot_id, cerr.field, cerr.problem);
+	arena_free(&a);
+	amq_message_free(&reply);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* The pilots of a file: one object, an array, or {"pilots": [...]}. */
+static int read_pilots(const char *file, struct arena *a,
+		       struct cdt_pilot **out, size_t *n)
+{
+	char err[1024] = "";
+	json_t *root = cli_read_json(file);
+	if (root == NULL)
+		return 1;
+	json_t *list = json_is_object(root) && json_object_get(root, "pilots")
+			       ? json_object_get(root, "pilots")
+			       : root;
+	int one = !json_is_array(list);
+	size_t cnt = one ? 1 : json_array_size(list);
+	int rc = GB_OK;
+	if (cnt == 0 || cnt > DJ_MAX_PILOTS) {
+		snprintf(err, sizeof(err), "pilots: expected 1 to %d pilots",
+			 DJ_MAX_PILOTS);
+		rc = GB_ERANGE;
+	} else if ((*out = arena_alloc(a, cnt * sizeof(**out))) == NULL) {
+		snprintf(err, sizeof(err), "pilots: out of memory");
+		rc = GB_ENOMEM;
+	}
+	for (size_t i = 0; rc == GB_OK && i < cnt; i++) {
+		char path[48];
+		if (one)
+			snprintf(path, sizeof(path), "pilot");
+		else
+			snprintf(path, sizeof(path), "pilots[%zu]", i);
+		rc = dj_parse_pilot(one ? list : json_array_get(list, i), path,
+				    a, &(*out)[i], err, sizeof(err));
+	}
+	if (rc != GB_OK)
+		fprintf(stderr, "gridbroker: %s: %s\n", file, err);
+	*n = rc == GB_OK ? cnt : 0;
+	json_decref(root);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* A pilot field from the command line (--site S, ...): not empty. */
+static int read_field(const char *word, void *dst)
+{
+	if (word[0] == '\0')
+		return 2;
+	*(const char **)dst = word;
+	return 0;
+}
+
+/* --cpu-time N: 1..CDT_MAX_CPU seconds. */
+static int read_cpu_time(const char *word, void *dst)
+{
+	long long *t = dst;
+	char *end = NULL;
+	*t = strtoll(word, &end, 10);
+	return *end || *t < 1 || *t > CDT_MAX_CPU ? 2 : 0;
+}
+
+/* --timeout-ms N: how long to wait for the reply, 1 ms .. 1 h. */
+static int read_timeout_ms(const char *word, void *dst)
+{
+	long *ms = dst;
+	char *end = NULL;
+	*ms = strtol(word, &end, 10);
+	return *end || *ms < 1 || *ms > 3600000 ? 2 : 0;
+}
+
+static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
+{
+	struct cdt_pilot one = {0};
+	const char *file = NULL;
+	int as_json = 0;
+	long timeout_ms = CLI_RPC_TIMEOUT_MS;
+	const struct cli_opt opts[] = {
+		CLI_READ("--site", NULL, read_field, &one.site),
+		CLI_READ("--setup", NULL, read_field, &one.setup),
+		CLI_READ("--cpu-time", NULL, read_cpu_time, &one.cpu_time),
+		CLI_READ("--platform", NULL, read_field, &one.platform),
+		CLI_READ("--grid-ce", NULL, read_field, &one.grid_ce),
+		CLI_READ("--pilot-type", NULL, read_field, &one.pilot_type),
+		CLI_READ("--owner-group", NULL, read_field, &one.owner_group),
+		CLI_READ("--owner-dn", NULL, read_field, &one.owner),
+		CLI_READ("--pilot-id", NULL, read_field, &one.pilot_id),
+		CLI_READ("--timeout-ms", NULL, read_timeout_ms, &timeout_ms),
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, &file, 1, 0);
+	if (nw < 0)
+		return -nw;
+	/* How many of the pilot's fields the command line gave. */
+	const char *const given[] = {one.site,       one.setup,
+				     one.platform,   one.grid_ce,
+				     one.pilot_type, one.owner_group,
+				     one.owner,      one.pilot_id};
+	int flags = one.cpu_time != 0;
+	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+		flags += given[i] != NULL;
+	/* A file, or a description on the command line; not both. */
+	if ((file != NULL) == (flags > 0))
+		return 2;
+	if (!file && (!one.site || !one.setup || !one.cpu_time ||
+		      (one.owner && !one.owner_group)))
+		return 2;
+	struct arena a;
+	arena_init(&a, CLI_ARENA);
+	struct cdt_pilot *pilots = &one;
+	size_t n = 1;
+	if (file && read_pilots(file, &a, &pilots, &n) != 0) {
+		arena_free(&a);
+		return 1;
+	}
+	struct amq_sync *s = cli_open_amqp(cli);
+	int bad = s == NULL;
+	for (size_t i = 0; s && i < n; i++)
+		bad |= match_one(s, &pilots[i], i, (int)timeout_ms, as_json);
+	if (s)
+		amq_sync_close(s);
+	arena_free(&a);
+	return bad;
+}
+
+/* clang-format off */
+static const struct cli_cmd_entry pilot_cmds[] = {
+	{"match", "FILE.json | --site S --setup X --cpu-time N [--platform P] [--grid-ce C] [--pilot-type T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn", 1, cmd_pilot_match, NULL},
+	{NULL, NULL, NULL, 0, NULL, NULL},
+};
+/* clang-format on */
+
+const struct cli_cmd_entry cli_cmd_pilot = {.name = "pilot", .subs = pilot_cmds};
