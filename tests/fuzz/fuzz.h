@@ -36,7 +36,7 @@
 /* worker.max_message_bytes (default 1 MiB): the worker dead-letters a
 ** longer body before any decoder sees it, so the targets skip such inputs. */
 #define FZ_MAX_MESSAGE 1048576u
-/* The CLI's arena for a pilot.match reply (cli_match.c). */
+/* The CLI's arena for a pilot.match reply (cmd_pilot.c). */
 #define FZ_REPLY_ARENA_BYTES 1048576u
 
 /* libFuzzer's entry point: 0 always (a broken property aborts). */

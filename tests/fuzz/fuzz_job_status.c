@@ -1,6 +1,6 @@
 /*
 ** fuzz_job_status.c — fuzz target for job.status, both forms, routed as
-** the worker routes them (pipeline_tq.c wk_handle_job_status):
+** the worker routes them (route_status.c and route_tq.c wk_handle_job_status):
 ** cdp_status_system() reads "system" and picks cdp_decode_status (PanDA)
 ** or cdt_decode_status (DIRAC).
 **

@@ -121,7 +121,7 @@ static void amqp_down(struct app *app)
 /*
 ** Database housekeeping: reconnect with backoff. Through a short outage
 ** (a MariaDB restart) the AMQP connection stays up and the requests that
-** arrive are parked (pipeline_park.c), then replayed; only when the
+** arrive are parked (park.c), then replayed; only when the
 ** outage outlasts DB_HOLD_S is the AMQP connection closed, so that other
 ** workers, whose database may be fine (another Galera node), get them.
 */
@@ -206,7 +206,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			app->next_rebro = t + app->cfg.fast_rebro_interval;
 		}
 		if (t >= app->next_retention)
-			app->next_retention = rt_tick(app->w.db, &app->cfg, t);
+			app->next_retention = wk_retention_tick(app->w.db, &app->cfg, t);
 		if (app->cfg.backlog_interval > 0 && t >= app->next_backlog) {
 			wk_backlog_scan(&app->w);
 			app->next_backlog = t + app->cfg.backlog_interval;

@@ -3,7 +3,7 @@
 ** the words of the queue types and classes, and gm_analysis_resolve, which
 ** wraps the production view of each queue (gm_resolve) with what the
 ** analysis rules read. Shared by `explain` (scenario_analysis.c) and the
-** worker (pipeline_jobs.c), so both derive the engine's input one way.
+** worker (route_jobs.c), so both derive the engine's input one way.
 */
 #include <stdlib.h>
 #include <string.h>

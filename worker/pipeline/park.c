@@ -1,5 +1,5 @@
 /*
-** pipeline_park.c — deliveries held while the database is away.
+** park.c — deliveries held while the database is away.
 **
 ** When MariaDB restarts, every request a worker receives fails until the
 ** connection is back. Handing each one back with a requeueing nack makes

@@ -278,7 +278,7 @@ struct wk_reply_wait;
 
 struct wk_tq {
 	struct tqi_index *idx;
-	struct tqs_state sync;
+	struct wk_tqs_state sync;
 	double refreshed_at;      /* monotonic s of the last refresh */
 	/* groups, corrector settings, CPU segments (store_tq config) */
 	struct arena cfg_arena;

@@ -11,7 +11,7 @@
 #include "base/log.h"
 #include "store/store_decisions.h"
 
-double rt_tick(struct st_db *db, const struct gb_config *cfg, double mono)
+double wk_retention_tick(struct st_db *db, const struct gb_config *cfg, double mono)
 {
 	if (cfg == NULL)
 		return mono + 60;

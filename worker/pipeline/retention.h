@@ -18,6 +18,6 @@
 ** (more are due), else mono + decision_retention_interval. A database
 ** error is logged and retried at the next interval.
 */
-double rt_tick(struct st_db *db, const struct gb_config *cfg, double mono);
+double wk_retention_tick(struct st_db *db, const struct gb_config *cfg, double mono);
 
 #endif

@@ -732,7 +732,7 @@ static void flush(struct wk_worker *w)
 	if (t->nreq == 0)
 		return;
 	/* No database: keep the batch (unacknowledged) until it is back
-	** rather than requeue it, for the reason pipeline_park.c gives; new
+	** rather than requeue it, for the reason park.c gives; new
 	** deliveries are parked meanwhile, so the batch cannot overflow. */
 	if (w->db == NULL || w->db_down)
 		return;

@@ -171,18 +171,18 @@ int wk_tq_fresh(struct wk_worker *w, int force)
 {
 	struct wk_tq *t = w->tq;
 	double now = clk_mono();
-	struct tqs_stats st;
+	struct wk_tqs_stats st;
 	memset(&st, 0, sizeof(st));
 	int rc;
 	if (!t->sync.loaded) {
-		rc = tqs_load(w->db, t->idx, &t->sync, &st);
+		rc = wk_tqs_load(w->db, t->idx, &t->sync, &st);
 		if (rc == GB_OK)
 			log_info("task queue index loaded: %zu task queues, %zu "
 				 "waiting jobs",
 				 tqi_ntqs(t->idx), tqi_njobs(t->idx));
 	} else if (force ||
 		   now - t->refreshed_at >= w->cfg->index_refresh_ms / 1e3) {
-		rc = tqs_refresh(w->db, t->idx, &t->sync, &st);
+		rc = wk_tqs_refresh(w->db, t->idx, &t->sync, &st);
 		if (rc == GB_OK && (st.tqs_added || st.tqs_removed))
 			log_debug("task queue index: +%zu -%zu TQs, +%zu -%zu "
 				  "jobs, %zu priorities changed",

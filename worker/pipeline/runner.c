@@ -661,7 +661,7 @@ static void on_delivery(struct wk_worker *w, const struct amq_delivery *d);
 ** Every delivery is counted once by type and outcome, here, after its
 ** handler: the handlers only name the outcome (wk_mx_outcome). A
 ** pilot.match that joined the batch names none; the batch counts it when
-** it is answered (pipeline_match.c).
+** it is answered (route_match.c).
 */
 void wk_on_delivery(void *ud, const struct amq_delivery *d)
 {
@@ -680,7 +680,7 @@ static void on_delivery(struct wk_worker *w, const struct amq_delivery *d)
 {
 	if (w->db == NULL || w->db_down) {
 		/* No database: hold the request until it is back (see
-		** pipeline_park.c); the main loop closes the AMQP connection
+		** park.c); the main loop closes the AMQP connection
 		** if the outage lasts. */
 		wk_park(w, d);
 		return;

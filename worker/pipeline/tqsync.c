@@ -33,7 +33,7 @@
 
 struct scan_ctx {
 	struct tqi_index *x;
-	struct tqs_stats *st;
+	struct wk_tqs_stats *st;
 };
 
 /* st_tq_jobs_scan callback: add one waiting job. */
@@ -84,7 +84,7 @@ static const struct tq_view *view_of(const struct tqi_index *x,
 
 /* Apply every claim recorded after s->last_match_id, chunk by chunk. */
 static int apply_claims(struct st_db *db, struct tqi_index *x,
-			struct tqs_state *s, struct tqs_stats *st,
+			struct wk_tqs_state *s, struct wk_tqs_stats *st,
 			struct arena *a)
 {
 	long long *job_ids = arena_alloc(a, TQS_CLAIM_CHUNK * sizeof(long long));
@@ -112,10 +112,10 @@ static int apply_claims(struct st_db *db, struct tqi_index *x,
 	}
 }
 
-int tqs_load(struct st_db *db, struct tqi_index *x, struct tqs_state *s,
-	     struct tqs_stats *st)
+int wk_tqs_load(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
+	     struct wk_tqs_stats *st)
 {
-	struct tqs_stats local;
+	struct wk_tqs_stats local;
 	if (db == NULL || x == NULL || s == NULL)
 		return GB_EINVAL;
 	if (st == NULL)
@@ -169,7 +169,7 @@ int tqs_load(struct st_db *db, struct tqi_index *x, struct tqs_state *s,
 
 /* Drop the index's TQs that the table no longer has (rows by tq_id). */
 static int drop_gone(struct tqi_index *x, const struct st_tq_row *rows,
-		     size_t nrows, struct tqs_stats *st)
+		     size_t nrows, struct wk_tqs_stats *st)
 {
 	size_t n, i = 0, r = 0;
 	const struct tq_view *v = tqi_views(x, &n);
@@ -190,10 +190,10 @@ static int drop_gone(struct tqi_index *x, const struct st_tq_row *rows,
 	return GB_OK;
 }
 
-int tqs_refresh(struct st_db *db, struct tqi_index *x, struct tqs_state *s,
-		struct tqs_stats *st)
+int wk_tqs_refresh(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
+		struct wk_tqs_stats *st)
 {
-	struct tqs_stats local;
+	struct wk_tqs_stats local;
 	if (db == NULL || x == NULL || s == NULL)
 		return GB_EINVAL;
 	if (!s->loaded)

@@ -25,13 +25,13 @@
 #include "store/store.h"
 #include "model/tqindex.h"
 
-struct tqs_state {
+struct wk_tqs_state {
 	long long last_match_id; /* highest pilot_matches id applied */
 	int loaded;              /* a full load has completed */
 };
 
 /* What one load or refresh changed (for the debug log and tests). */
-struct tqs_stats {
+struct wk_tqs_stats {
 	size_t tqs_added, tqs_removed, jobs_added, jobs_removed,
 		priorities_changed;
 };
@@ -44,13 +44,13 @@ struct tqs_stats {
 ** s), GB_ERANGE (a row the index refuses), GB_ENOMEM or a store error.
 ** On error `x` may be partly filled and s->loaded is 0 (load again).
 */
-int tqs_load(struct st_db *db, struct tqi_index *x, struct tqs_state *s,
-	     struct tqs_stats *st);
+int wk_tqs_load(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
+	     struct wk_tqs_stats *st);
 
 /* Bring `x` up to date as described above (s->loaded must be 1, else
-** GB_ESTATE); errors as tqs_load. A failed refresh leaves a consistent
+** GB_ESTATE); errors as wk_tqs_load. A failed refresh leaves a consistent
 ** index that a later refresh or load completes. */
-int tqs_refresh(struct st_db *db, struct tqi_index *x, struct tqs_state *s,
-		struct tqs_stats *st);
+int wk_tqs_refresh(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
+		struct wk_tqs_stats *st);
 
 #endif

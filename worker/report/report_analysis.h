@@ -1,7 +1,7 @@
 /*
 ** report_analysis.h — how an analysis-brokerage decision is shown: the JSON of
 ** `explain --json` for an analysis scenario, which is also the decision
-** detail the worker stores in MariaDB (pipeline_analysis.c), and the readable
+** detail the worker stores in MariaDB (route_jobs.c), and the readable
 ** table of `explain`.
 **
 ** An analysis decision has a step the production one lacks: the task

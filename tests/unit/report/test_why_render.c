@@ -80,7 +80,7 @@ static const char ANAL_THROTTLED[] =
 	"\"candidates\":[],\"stages\":[],\"assignments\":[],"
 	"\"unassigned\":[701,702]}";
 
-/* A pilot nothing matched (pipeline_match.c's record). */
+/* A pilot nothing matched (route_match.c's record). */
 static const char PILOT_NOMATCH[] =
 	"{\"decision\":\"nomatch\",\"code\":\"no_tq_matched\",\"reason\":"
 	"\"no task queue matched: 4 considered; setup excluded 4\","
