@@ -148,10 +148,16 @@ log "$NWORKERS workers consuming"
 log "events collected in $QUEUE"
 
 # The node of each cluster the workers use: most AMQP connections of user
-# gridbroker (by server port), most MariaDB connections of user gridbroker.
+# gridbroker (by server port; node N listens on the Nth port of the
+# config's [amqp] host list), most MariaDB connections of user gridbroker.
 rmq_victim() {
+	local hosts
+	hosts=$(awk -F= '/^\[amqp\]/ {a = 1} a && $1 == "host" {print $2; exit}' "$CONF")
 	"$CLUSTER" rabbitmqctl -q list_connections -p gridbroker port 2>/dev/null |
-		awk '$1 ~ /^570[123]$/ {n[$1 - 5700]++} END {b = 1; for (k in n) if (n[k] > n[b]) b = k; print b}'
+		awk -v hosts="$hosts" '
+			BEGIN {m = split(hosts, h, ","); for (i = 1; i <= m; i++) {sub(/.*:/, "", h[i]); node[h[i]] = i}}
+			$1 in node {n[node[$1]]++}
+			END {b = 1; for (k in n) if (n[k] > n[b]) b = k; print b}'
 }
 db_victim() {
 	local n c best=1 bc=-1
