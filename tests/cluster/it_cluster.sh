@@ -177,7 +177,7 @@ ID_BASE=$(( ($(date +%s) % 100000) * 100000 + 1000000000 ))
 	--dirac "$GB_SRC/etc/dirac-sample.json" --count "$NMSG" --rate "$RATE" \
 	--jobs-per-msg 2 --id-base "$ID_BASE" >"$T/publish.out" 2>"$T/publish.log" &
 PUB=$!
-PIDS+=($PUB)
+PIDS+=("$PUB")
 load_s=$(( NMSG / RATE ))
 sleep $(( load_s / 3 ))
 RMQ_DOWN=$(rmq_victim)
@@ -221,11 +221,11 @@ queued() {
 }
 deadline=$((SECONDS + 600))
 while :; do
-	read -r done unsent < <(decided)
+	read -r ndecided unsent < <(decided)
 	read -r q dead < <(queued)
-	[[ $done =~ ^[0-9]+$ ]] && (( done + dead >= SENT )) && [[ $unsent == 0 && $q == 0 ]] && break
-	(( SECONDS < deadline )) || fail "not drained after 600s: $done of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
-	log "draining: $done of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
+	[[ $ndecided =~ ^[0-9]+$ ]] && (( ndecided + dead >= SENT )) && [[ $unsent == 0 && $q == 0 ]] && break
+	(( SECONDS < deadline )) || fail "not drained after 600s: $ndecided of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
+	log "draining: $ndecided of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
 	workers_alive
 	sleep 5
 done
