@@ -14,22 +14,9 @@ GB_WORKER=$GB_BIN/gridbroker-worker
 # the test uses them and never starts them (GB_RUN_DIR names their run/
 # directory for the `sql` helper).
 [ -n "${GB_IT_CONFIG:-}" ] || "$GB_SRC/scripts/services" start >/dev/null
-# GB_IT_CONFIG runs a test against another database and vhost of the same
-# servers (so two test runs on one machine cannot take each other's
-# messages); the default is the config scripts/services writes.
-export GB_CONFIG=${GB_IT_CONFIG:-$GB_SRC/run/gridbroker.conf}
-# The schema belongs to the admin account (the application account may not
-# change it): GB_IT_ADMIN_CONFIG, else the <name>-admin.conf scripts/services
-# writes next to <name>.conf, else GB_CONFIG itself (a hand-made config
-# whose account may change the schema, as before the accounts were split).
-if [ -n "${GB_IT_ADMIN_CONFIG:-}" ]; then
-	GB_ADMIN_CONFIG=$GB_IT_ADMIN_CONFIG
-elif [ -f "${GB_CONFIG%.conf}-admin.conf" ]; then
-	GB_ADMIN_CONFIG=${GB_CONFIG%.conf}-admin.conf
-else
-	GB_ADMIN_CONFIG=$GB_CONFIG
-fi
-export GB_ADMIN_CONFIG
+# GB_CONFIG and GB_ADMIN_CONFIG.
+# shellcheck source-path=SCRIPTDIR source=configs.sh
+. "$GB_SRC/tests/integration/configs.sh"
 GB_DB_NAME=$(sed -n 's/^name *= *//p' "$GB_CONFIG" | head -1)
 GB_CLOCK_FILE=$(sed -n 's/^clock_offset_file *= *//p' "$GB_CONFIG")
 T=$(mktemp -d "${TMPDIR:-/tmp}/gb-it.XXXXXX")
