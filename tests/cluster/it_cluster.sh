@@ -148,10 +148,16 @@ log "$NWORKERS workers consuming"
 log "events collected in $QUEUE"
 
 # The node of each cluster the workers use: most AMQP connections of user
-# gridbroker (by server port), most MariaDB connections of user gridbroker.
+# gridbroker (by server port; node N listens on the Nth port of the
+# config's [amqp] host list), most MariaDB connections of user gridbroker.
 rmq_victim() {
+	local hosts
+	hosts=$(awk -F= '/^\[amqp\]/ {a = 1} a && $1 == "host" {print $2; exit}' "$CONF")
 	"$CLUSTER" rabbitmqctl -q list_connections -p gridbroker port 2>/dev/null |
-		awk '$1 ~ /^570[123]$/ {n[$1 - 5700]++} END {b = 1; for (k in n) if (n[k] > n[b]) b = k; print b}'
+		awk -v hosts="$hosts" '
+			BEGIN {m = split(hosts, h, ","); for (i = 1; i <= m; i++) {sub(/.*:/, "", h[i]); node[h[i]] = i}}
+			$1 in node {n[node[$1]]++}
+			END {b = 1; for (k in n) if (n[k] > n[b]) b = k; print b}'
 }
 db_victim() {
 	local n c best=1 bc=-1
@@ -171,7 +177,7 @@ ID_BASE=$(( ($(date +%s) % 100000) * 100000 + 1000000000 ))
 	--dirac "$GB_SRC/etc/dirac-sample.json" --count "$NMSG" --rate "$RATE" \
 	--jobs-per-msg 2 --id-base "$ID_BASE" >"$T/publish.out" 2>"$T/publish.log" &
 PUB=$!
-PIDS+=($PUB)
+PIDS+=("$PUB")
 load_s=$(( NMSG / RATE ))
 sleep $(( load_s / 3 ))
 RMQ_DOWN=$(rmq_victim)
@@ -215,11 +221,11 @@ queued() {
 }
 deadline=$((SECONDS + 600))
 while :; do
-	read -r done unsent < <(decided)
+	read -r ndecided unsent < <(decided)
 	read -r q dead < <(queued)
-	[[ $done =~ ^[0-9]+$ ]] && (( done + dead >= SENT )) && [[ $unsent == 0 && $q == 0 ]] && break
-	(( SECONDS < deadline )) || fail "not drained after 600s: $done of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
-	log "draining: $done of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
+	[[ $ndecided =~ ^[0-9]+$ ]] && (( ndecided + dead >= SENT )) && [[ $unsent == 0 && $q == 0 ]] && break
+	(( SECONDS < deadline )) || fail "not drained after 600s: $ndecided of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
+	log "draining: $ndecided of $SENT decided, $dead dead-lettered, $unsent events unsent, $q requests queued"
 	workers_alive
 	sleep 5
 done

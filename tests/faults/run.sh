@@ -152,7 +152,8 @@ sent_so_far() { cat "$OUT"/sent-*.tsv 2>/dev/null | wc -l; }
 log "$PRODUCERS load generators started ($RATE/s together, at least $MESSAGES requests)"
 
 # ---- faults ----------------------------------------------------------------------
-declare -A DONE=([kill]=0 [rabbitmq]=0 [mariadb]=0 [pause]=0 [alarm]=0)
+# Faults injected so far, by kind.
+declare -A INJECTED=([kill]=0 [rabbitmq]=0 [mariadb]=0 [pause]=0 [alarm]=0)
 worker_pid() { cat "$OUT/worker-$1.pid" 2>/dev/null; }
 
 # A worker to hit: a live, running (not paused) one. The kill and pause
@@ -231,13 +232,13 @@ for k in "${KINDS[@]}"; do
 	case $k in
 	kill) fault_kill ;;
 	pause) fault_pause ;;
-	rabbitmq) server_restart rabbitmq "${DONE[rabbitmq]}" ;;
-	mariadb) server_restart mariadb "${DONE[mariadb]}" ;;
+	rabbitmq) server_restart rabbitmq "${INJECTED[rabbitmq]}" ;;
+	mariadb) server_restart mariadb "${INJECTED[mariadb]}" ;;
 	alarm) fault_alarm ;;
 	esac
-	DONE[$k]=$((DONE[$k] + 1))
+	INJECTED[$k]=$((INJECTED[$k] + 1))
 	echo "$((SECONDS - T0)) $k" >>"$OUT/faults.log"
-	total=0; for v in "${DONE[@]}"; do total=$((total + v)); done
+	total=0; for v in "${INJECTED[@]}"; do total=$((total + v)); done
 	if (( total % 10 == 0 )); then
 		log "$total faults injected; $(sent_so_far) requests confirmed so far"
 	fi
@@ -278,6 +279,6 @@ PIDS=()
 "$FBIN/gb_faultq" drain -c "$CONF" --queue gridbroker.faults.replies --kind replies --out "$OUT/replies-drained.tsv" >/dev/null || fail "drain replies"
 "$FBIN/gb_faultq" drain -c "$CONF" --queue gridbroker.dead --kind dead --out "$OUT/dead.tsv" >/dev/null || fail "drain dead letters"
 
-FAULTS_DONE="kill=${DONE[kill]} rabbitmq=${DONE[rabbitmq]} mariadb=${DONE[mariadb]} pause=${DONE[pause]} alarm=${DONE[alarm]}"
+FAULTS_DONE="kill=${INJECTED[kill]} rabbitmq=${INJECTED[rabbitmq]} mariadb=${INJECTED[mariadb]} pause=${INJECTED[pause]} alarm=${INJECTED[alarm]}"
 export OUT DB_NAME SERVICES GB_RUN_DIR GB_DB_PORT GB_AMQP_PORT GB_RABBITMQ_NODENAME FAULTS_DONE MESSAGES PER_KIND
 bash "$GB_SRC/tests/faults/check.sh"

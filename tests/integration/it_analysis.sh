@@ -9,6 +9,7 @@
 # task.throttled each with those numbers, their jobs wait as throttled
 # without a queue, and the workers try them again after 20 minutes
 # (moved through the clock seam): throttled again, a second event each.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 B=$ID_BASE

@@ -7,6 +7,7 @@
 # and job.status afterwards. The bodies are the fuzz corpus's seeds
 # (tests/fuzz/corpus, written by tests/fuzz/gen_corpus.c), so what this
 # test sends is what the decoders are fuzzed from.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 CORPUS=$GB_SRC/tests/fuzz/corpus
@@ -19,7 +20,7 @@ start_worker w1
 # One message longer than worker.max_message_bytes: refused before decoding.
 # {"padding": <str 32 of BIG bytes>}
 BIG=$((MAX + 4096))
-byte() { printf "\\x$(printf %02x $(($1 & 255)))"; }
+byte() { printf '%b' "\\x$(printf %02x $(($1 & 255)))"; }
 { printf '\x81\xa7padding\xdb'; byte $((BIG >> 24)); byte $((BIG >> 16))
   byte $((BIG >> 8)); byte "$BIG"; head -c "$BIG" /dev/zero | tr '\0' x; } >"$T/oversized"
 BIG_LEN=$(stat -c %s "$T/oversized")
@@ -64,7 +65,7 @@ done
 wait_until 60 "[ \$(\"$GB\" -c \"$GB_CONFIG\" dlq --json -n 1000 | grep -c '\"messageId\":\"it-bad-') -ge $N ]" ||
 	fail "dead letters missing: $("$GB" -c "$GB_CONFIG" dlq -n 1000)"
 "$GB" -c "$GB_CONFIG" dlq --json -n 1000 >"$T/dlq.json"
-kill -0 "$PID_w1" || fail "worker died on bad input"
+kill -0 "${PID[w1]}" || fail "worker died on bad input"
 
 for c in "${CASES[@]}"; do
 	IFS='|' read -r class key body want <<<"$c"
@@ -87,7 +88,7 @@ done
 task_json $((ID_BASE + 7)) "it.bad.$ID_BASE" 1 100 300 >"$T/t.json"
 subscribe ok 1 60 task.assigned task.pending
 "$GB" -c "$GB_CONFIG" task submit "$T/t.json" >/dev/null || fail "submit a valid task"
-wait "$SUB_ok" || fail "worker stopped deciding tasks after bad input"
+wait "${SUB[ok]}" || fail "worker stopped deciding tasks after bad input"
 grep -q "\"taskID\":$((ID_BASE + 7))" "$T/ok.events" || fail "wrong event: $(cat "$T/ok.events")"
 "$GB" -c "$GB_CONFIG" pilot match --site LCG.IT-BAD.org --setup IT-Bad-Input --cpu-time 3600 \
 	--pilot-id "it-bad-pilot-$ID_BASE" --json >"$T/reply.json" || fail "no reply to a valid pilot"
@@ -95,11 +96,11 @@ grep -q '"outcome":"nomatch"' "$T/reply.json" || fail "pilot reply: $(cat "$T/re
 "$GB" -c "$GB_CONFIG" job status $((ID_BASE * 10 + 9)) running >/dev/null || fail "publish job.status"
 wait_until 30 "grep -q 'job $((ID_BASE * 10 + 9)) is unknown; ignored' '$T/w1.log'" ||
 	fail "worker stopped taking job.status after bad input"
-kill -0 "$PID_w1" || fail "worker died"
+kill -0 "${PID[w1]}" || fail "worker died"
 
 # The worker's count of dead letters (its stopping line) says $N.
-kill -TERM "$PID_w1"
-wait "$PID_w1" || true
+kill -TERM "${PID[w1]}"
+wait "${PID[w1]}" || true
 grep -q "stopping: .* $N dead-lettered" "$T/w1.log" ||
 	fail "dead-letter count: $(grep stopping: "$T/w1.log")"
 

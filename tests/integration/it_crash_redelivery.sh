@@ -3,6 +3,7 @@
 # request is redelivered to another worker, which finds the decision (no
 # second one), publishes the event still in the outbox, and acks. Exactly
 # one decision and one event.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ds="it.crash.$ID_BASE"
@@ -20,14 +21,14 @@ subscribe ev 2 20 task.assigned task.pending
 start_worker crashy GB_TEST_CRASH_AT=after-commit
 task_json $id "$ds" 100 500 300 >"$T/task.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/task.json" >/dev/null || fail "submit"
-set +e; wait "$PID_crashy"; status=$?; set -e
+set +e; wait "${PID[crashy]}"; status=$?; set -e
 [ "$status" = 137 ] || fail "worker exited with $status, expected SIGKILL (137)"
 [ "$(sql "select count(*) from decisions where subject='$id'")" = 1 ] || fail "decision not committed before the crash"
 [ "$(sql "select count(*) from outbox where request_id=(select request_id from tasks where task_id=$id) and sent_at is null")" = 1 ] || fail "event should be waiting in the outbox"
 
 start_worker good
 # The subscriber waits 20 s for a second event; exactly 1 must come.
-set +e; wait "$SUB_ev"; set -e
+set +e; wait "${SUB[ev]}"; set -e
 n=$(grep -c "\"taskID\":$id" "$T/ev.events" || true)
 [ "$n" = 1 ] || fail "expected exactly 1 event for task $id, got $n"
 [ "$(sql "select count(*) from decisions where subject='$id'")" = 1 ] || fail "decided twice"

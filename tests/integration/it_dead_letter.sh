@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Malformed requests land in gridbroker.dead with an x-gridbroker-error
 # header naming the field and the problem, and the worker keeps serving.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 "$GB" -c "$GB_CONFIG" dlq --remove -n 1000 >/dev/null
@@ -26,12 +27,12 @@ grep "it-dlx-type-$ID_BASE" "$T/dlq.json" | grep -q '"error":"taskID: expected' 
 grep "it-dlx-missing-$ID_BASE" "$T/dlq.json" | grep -q '"error":"gshare: missing' || fail "missing field not named"
 grep "it-dlx-garbage-$ID_BASE" "$T/dlq.json" | grep -q '"error":"' || fail "garbage has no error header"
 grep -q '"error":"message_id: missing' "$T/dlq.json" || fail "missing message id not named"
-kill -0 "$PID_w1" || fail "worker died on bad input"
+kill -0 "${PID[w1]}" || fail "worker died on bad input"
 
 # Still serving: a valid task is decided.
 subscribe ok 1 60 task.assigned task.pending
 "$GB" -c "$GB_CONFIG" task submit "$T/t.json" >/dev/null || fail "submit"
-wait "$SUB_ok" || fail "worker stopped serving after bad input"
+wait "${SUB[ok]}" || fail "worker stopped serving after bad input"
 grep -q "\"taskID\":$((ID_BASE + 3))" "$T/ok.events" || fail "wrong event"
 grep -q 'dead-lettered' "$T/w1.log" || fail "no log line for dead letters"
 "$GB" -c "$GB_CONFIG" dlq --remove -n 1000 >/dev/null

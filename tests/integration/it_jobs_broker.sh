@@ -7,6 +7,7 @@
 # a full-chain request (jobScope nucleus) stays on its nucleus's queues; a
 # redelivered message id is decided once; an impossible request goes pending
 # with its reasons and is retried by the workers after an hour.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 "$GB" -c "$GB_CONFIG" grid load "$GB_SRC/etc/grid-sample.json" >"$T/load.out" || fail "grid load"
@@ -40,7 +41,7 @@ start_worker w1
 start_worker w2
 subscribe j "$nreq" 90 jobs.assigned jobs.pending
 "$GB" -c "$GB_CONFIG" job submit "$T/jobs.json" >"$T/submit.out" || fail "job submit"
-wait "$SUB_j" || fail "not every jobs event arrived: $(cat "$T/j.events")"
+wait "${SUB[j]}" || fail "not every jobs event arrived: $(cat "$T/j.events")"
 
 # count_ids KEY EVENT: how many job ids the event's KEY arrays hold.
 count_ids() { { echo "$2" | grep -o "\"$1\":\[[^]]*\]" | grep -o '[0-9]\{9,\}' || true; } | wc -l; }
@@ -48,7 +49,7 @@ count_ids() { { echo "$2" | grep -o "\"$1\":\[[^]]*\]" | grep -o '[0-9]\{9,\}' |
 # Every request: one event, assignments + unassigned = its jobs.
 placed=0
 for t in ${tasks//,/ }; do
-	ev=$(grep "\"taskID\":$t[,}]" "$T/j.events") || fail "no event for task $t"
+	ev=$(grep "\"taskID\":${t}[,}]" "$T/j.events") || fail "no event for task $t"
 	[ "$(echo "$ev" | wc -l)" = 1 ] || fail "task $t: more than one event"
 	want=$(grep -c "\"jobID\": $t" "$T/jobs.json")
 	got=$(count_ids jobIDs "$ev")
@@ -102,14 +103,14 @@ cat >"$T/pending.json" <<EOT
 EOT
 subscribe p 1 60 jobs.pending
 "$GB" -c "$GB_CONFIG" job submit "$T/pending.json" >/dev/null || fail "submit impossible request"
-wait "$SUB_p" || fail "no jobs.pending event"
+wait "${SUB[p]}" || fail "no jobs.pending event"
 grep -q "\"taskID\":$tp" "$T/p.events" || fail "pending event is for another task"
 grep -q '"retryAfter":3600' "$T/p.events" || fail "pending event lacks retryAfter 3600"
 grep -q '"rule":"PJ-15","code":"highmemory"' "$T/p.events" || fail "pending event lacks the PJ-15 reason"
 [ "$(sql "select status from job_requests where task_id=$tp")" = pending ] || fail "request row not pending"
 subscribe r 1 60 jobs.pending
 advance_clock 3601
-wait "$SUB_r" || fail "the pending request was not retried after an hour"
+wait "${SUB[r]}" || fail "the pending request was not retried after an hour"
 grep -q "\"taskID\":$tp" "$T/r.events" || fail "retry event is for another task"
 [ "$(sql "select count(*) from decisions where kind='jobs' and subject='$tp'")" = 2 ] || fail "expected two decisions after the retry"
 [ "$(sql "select status from jobs where job_id=${tp}001")" = pending ] || fail "the impossible job is not pending"

@@ -9,6 +9,7 @@
 # 503 naming RabbitMQ for a worker that cannot reach it; other paths are
 # 404; --check-config refuses a non-loopback address; a numeric --instance
 # moves a fixed port.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 B=$ID_BASE
@@ -26,7 +27,7 @@ metrics_conf() {
 run_worker() {
 	"$GB_WORKER" -c "$2" --instance "${3:-$1}" >"$T/$1.log" 2>&1 &
 	GB_PIDS+=($!)
-	eval "PID_$1=$!"
+	PID[$1]=$!
 	wait_until 30 "grep -q 'metrics: listening on' '$T/$1.log'" || fail "worker $1 did not listen"
 }
 port_of() { grep -o 'metrics: listening on 127.0.0.1:[0-9]*' "$T/$1.log" | head -1 | sed 's/.*://'; }
@@ -52,7 +53,7 @@ sed -i '/^backlog_interval *=/d; /^\[worker\]/a backlog_interval=1' "$T/m.conf"
 run_worker m1 "$T/m.conf"
 wait_until 30 "grep -q 'AMQP connected' '$T/m1.log'" || fail "worker m1 did not connect"
 P=$(port_of m1)
-[ -n "$P" ] && [ "$P" -gt 0 ] || fail "no port in: $(grep metrics: "$T/m1.log")"
+{ [ -n "$P" ] && [ "$P" -gt 0 ]; } || fail "no port in: $(grep metrics: "$T/m1.log")"
 log "metrics on 127.0.0.1:$P"
 
 # /healthz, 404, 405, the content type.
@@ -71,7 +72,7 @@ scrape "$P" before.prom
 grep -q '^gridbroker_build_info{version="[0-9.]*"} 1$' "$T/before.prom" || fail "no build info"
 start=$(val before.prom gridbroker_start_time_seconds)
 now=$(date +%s)
-[ -n "$start" ] && [ "$start" -le "$now" ] && [ "$start" -gt $((now - 120)) ] || fail "start time $start (now $now)"
+{ [ -n "$start" ] && [ "$start" -le "$now" ] && [ "$start" -gt $((now - 120)) ]; } || fail "start time $start (now $now)"
 for fam in gridbroker_requests_total gridbroker_decision_duration_seconds gridbroker_db_roundtrip_seconds \
 	gridbroker_amqp_confirm_seconds gridbroker_rejections_total gridbroker_reconnects_total \
 	gridbroker_dead_letters_total gridbroker_amqp_connected gridbroker_db_connected \
@@ -85,7 +86,7 @@ for s in 'gridbroker_reconnects_total{target="amqp"}' 'gridbroker_reconnects_tot
 	gridbroker_amqp_connected gridbroker_db_connected; do
 	[ -n "$(val before.prom "$s")" ] || fail "series $s missing"
 done
-[ "$(val before.prom gridbroker_amqp_connected)" = 1 ] && [ "$(val before.prom gridbroker_db_connected)" = 1 ] ||
+{ [ "$(val before.prom gridbroker_amqp_connected)" = 1 ] && [ "$(val before.prom gridbroker_db_connected)" = 1 ]; } ||
 	fail "connected gauges are not 1"
 
 # Traffic of every kind. Each subscriber waits for the events it expects,
@@ -116,7 +117,7 @@ subscribe ev $((2 + njobreq + nanal)) 90 task.assigned task.pending jobs.assigne
 "$GB" -c "$GB_CONFIG" job submit "$T/jobs.json" >/dev/null || fail "job submit"
 "$GB" -c "$GB_CONFIG" job submit "$T/anal.json" >/dev/null || fail "job submit (analysis)"
 "$GB" -c "$GB_CONFIG" tq submit "$T/dirac.json" >/dev/null || fail "tq submit"
-wait "$SUB_ev" || fail "events missing: $(cat "$T/ev.events")"
+wait "${SUB[ev]}" || fail "events missing: $(cat "$T/ev.events")"
 wait_until 30 "grep -q 'job.submit .*job(s) into' '$T/m1.log'" || fail "job.submit not taken"
 "$GB" -c "$GB_CONFIG" pilot match --site LCG.IT-METRICS.org --setup IT-Metrics --cpu-time 3600 \
 	--pilot-id "it-metrics-pilot-$B" --json >"$T/reply.json" || fail "no pilot reply"
@@ -224,7 +225,7 @@ P2=$(port_of m2)
 wait_until 20 "[ \"\$(curl -s -o '$T/h2.txt' -w '%{http_code}' http://127.0.0.1:$P2/healthz)\" = 503 ]" ||
 	fail "healthz of a worker without RabbitMQ: $(cat "$T/h2.txt")"
 grep -qx 'unhealthy: amqp down, db up' "$T/h2.txt" || fail "503 body: $(cat "$T/h2.txt")"
-kill "$PID_m2"
+kill "${PID[m2]}"
 
 # A fixed port moves up by N - 1 for --instance N.
 base=$(( 20000 + RANDOM % 20000 ))
@@ -232,7 +233,7 @@ metrics_conf "$T/fixed.conf" "127.0.0.1:$base" "$T/noamqp.conf"
 run_worker m3 "$T/fixed.conf" 3
 [ "$(port_of m3)" = $((base + 2)) ] || fail "--instance 3 on port $base listens on $(port_of m3)"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((base + 2))/metrics")" = 200 ] || fail "no metrics on $((base + 2))"
-kill "$PID_m3"
+kill "${PID[m3]}"
 
 log "metrics and health endpoints serve what the worker does"
 echo "1 passed, 0 failed"

@@ -11,6 +11,7 @@
 # ALTER and TRUNCATE probes name a table that does not exist (the server
 # checks the privilege first, so a narrowed account gets 1142, a wide one
 # 1051/1146), and a probe table that gets created is dropped again.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 cfg() { sed -n "/^\[$1\]/,/^\[/s/^$2 *= *//p" "$GB_CONFIG" | head -1; }

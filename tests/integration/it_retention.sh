@@ -4,6 +4,7 @@
 # pass deletes it (`gridbroker why` says there is none; the worker logs the
 # deletion) while a task decided after the jump keeps its record. With
 # retention 0 nothing is deleted.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ds="it.retention.$ID_BASE"
@@ -30,7 +31,7 @@ decide() {
 	subscribe "d$1" 1 60 task.assigned
 	task_json $((ID_BASE + $1)) "$ds" 2000 500 300 >"$T/task$1.json"
 	"$GB" -c "$GB_CONFIG" task submit "$T/task$1.json" >/dev/null || fail "submit $1"
-	wait "$(eval echo "\$SUB_d$1")" || fail "task $1 not decided"
+	wait "${SUB[d$1]}" || fail "task $1 not decided"
 }
 records() { sql "select count(*) from decisions where kind = 'task' and subject = '$((ID_BASE + $1))'"; }
 
@@ -44,7 +45,7 @@ decide 1
 advance_clock $((3 * 86400))
 sleep 3
 [ "$(records 1)" = 1 ] || fail "retention 0 deleted task 1's record"
-kill "$PID_keep"; wait "$PID_keep" 2>/dev/null || true
+kill "${PID[keep]}"; wait "${PID[keep]}" 2>/dev/null || true
 
 # retention 1 day: the record from three days ago goes, a new one stays
 retention_conf "$T/ret.conf" 1

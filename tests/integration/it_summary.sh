@@ -4,6 +4,7 @@
 # nothing from before the window; text and --json agree; a bad --since is
 # refused. The nuclei are named after the run: the workers' pending scans
 # may decide other rows of the shared database inside the window too.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ds="it.summary.$ID_BASE"
@@ -32,7 +33,7 @@ for k in 1 2; do
 	task_json $((ID_BASE + k)) "$ds" 2000 500 300 >"$T/task$k.json"
 	"$GB" -c "$GB_CONFIG" task submit "$T/task$k.json" >/dev/null || fail "submit $k"
 done
-wait "$SUB_a" || fail "not both task.assigned events arrived"
+wait "${SUB[a]}" || fail "not both task.assigned events arrived"
 
 "$GB" -c "$GB_CONFIG" summary --since "$since" --top 1000 >"$T/summary.txt" || fail "summary"
 "$GB" -c "$GB_CONFIG" summary --since "$since" --json >"$T/summary.json" || fail "summary --json"

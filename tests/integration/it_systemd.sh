@@ -6,6 +6,7 @@
 # READY=1 once it consumes, pings WATCHDOG=1 from its loop, answers SIGHUP
 # with RELOADING=1 then READY=1, refuses a broken config on reload and keeps
 # serving, and on SIGTERM sends STOPPING=1, drains and exits 0.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 UNIT_SRC=$GB_SRC/systemd/gridbroker-worker@.service
@@ -52,7 +53,7 @@ cp "$GB_CONFIG" "$T/worker.conf"
 NOTIFY_SOCKET=$T/notify.sock bash -c 'export WATCHDOG_PID=$$ WATCHDOG_USEC=2000000
 	exec "$0" -c "$1" --instance sd1' "$GB_WORKER" "$T/worker.conf" >"$T/sd1.log" 2>&1 &
 W=$!
-GB_PIDS+=($W)
+GB_PIDS+=("$W")
 wait_until 30 "grep -q '^READY=1' '$T/notify.log'" || fail "no READY=1: $(cat "$T/notify.log")"
 grep -q 'AMQP connected' "$T/sd1.log" || fail "READY=1 before the worker consumes"
 wait_until 10 "[ \$(grep -c '^WATCHDOG=1' '$T/notify.log') -ge 3 ]" || fail "fewer than 3 WATCHDOG=1: $(cat "$T/notify.log")"
@@ -83,7 +84,7 @@ EOT
 subscribe a 1 60 task.assigned
 task_json $((ID_BASE + 1)) "$ds" 2000 500 300 >"$T/task.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/task.json" >/dev/null || fail "submit"
-wait "$SUB_a" || fail "no decision after the reloads"
+wait "${SUB[a]}" || fail "no decision after the reloads"
 
 # graceful stop
 kill -TERM "$W"

@@ -2,6 +2,7 @@
 # A task whose input only one nucleus holds is assigned there; the
 # task.assigned event arrives; the task row, the decision and the outbox
 # agree.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ds="it.assign.$ID_BASE"
@@ -25,7 +26,7 @@ id=$((ID_BASE + 1))
 subscribe a 1 60 task.assigned
 task_json $id "$ds" 2000 500 300 >"$T/task.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/task.json" || fail "submit"
-wait "$SUB_a" || fail "no task.assigned event"
+wait "${SUB[a]}" || fail "no task.assigned event"
 grep -q "\"taskID\":$id" "$T/a.events" || fail "event is not for task $id: $(cat "$T/a.events")"
 grep -q '"nucleus":"IT-NUC-A"' "$T/a.events" || fail "expected IT-NUC-A: $(cat "$T/a.events")"
 grep -q '"jobScope":"satellites"' "$T/a.events" || fail "no jobScope in the event"

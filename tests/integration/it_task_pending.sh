@@ -2,6 +2,7 @@
 # An impossible task goes pending with reasons; the worker retries it by
 # itself after 30 minutes (moved through the clock seam, no sleeping); once
 # the data appears, the retry assigns it.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ds="it.pending.$ID_BASE"
@@ -22,7 +23,7 @@ subscribe p1 1 60 task.pending
 # 50 TB of input held nowhere, IO-heavy, priority 300: no TB-09 relaxation.
 task_json $id "$ds" 50000 5000 300 >"$T/task.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/task.json" || fail "submit"
-wait "$SUB_p1" || fail "no task.pending event"
+wait "${SUB[p1]}" || fail "no task.pending event"
 grep -q "\"taskID\":$id" "$T/p1.events" || fail "pending event is for another task"
 grep -q '"retryAfter":1800' "$T/p1.events" || fail "no retryAfter 1800: $(cat "$T/p1.events")"
 grep -q '"rule":"TB-07"' "$T/p1.events" || fail "pending event lacks the TB-07 reason"
@@ -38,14 +39,14 @@ sleep 5
 # Past 30 minutes the worker retries: still impossible, pending again.
 subscribe p2 1 60 task.pending
 advance_clock 61
-wait "$SUB_p2" || fail "no retry after 30 minutes"
+wait "${SUB[p2]}" || fail "no retry after 30 minutes"
 [ "$(sql "select count(*) from decisions where subject='$id'")" = 2 ] || fail "expected 2 decisions"
 
 # The data arrives; the next retry assigns the task.
 grid "\"$ds\": {\"size\": 50000, \"files\": 500}"
 subscribe a 1 60 task.assigned
 advance_clock 1801
-wait "$SUB_a" || fail "no assignment after the data arrived"
+wait "${SUB[a]}" || fail "no assignment after the data arrived"
 grep -q "\"taskID\":$id" "$T/a.events" || fail "assignment for another task"
 [ "$(sql "select status, nucleus from tasks where task_id=$id")" = "$(printf 'assigned\tIT-NUC-A')" ] || fail "task not assigned"
 log "task $id: pending, retried after 30 min, assigned when the data appeared"

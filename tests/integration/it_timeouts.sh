@@ -9,6 +9,7 @@
 # Heartbeats sent as job.status keep a running job alive. Then two workers
 # scan 1000 due jobs at once: each gets exactly one event. Last, fast
 # rebrokerage (TO-13) moves exactly the excess of an overloaded queue.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 "$GB" -c "$GB_CONFIG" grid load "$GB_SRC/etc/grid-sample.json" >"$T/load.out" || fail "grid load"
@@ -199,7 +200,7 @@ t0=$(now)
 "$GB" -c "$GB_CONFIG" grid load "$GB_SRC/etc/grid-sample.json" >"$T/reload.out" || fail "grid load with the clock moved"
 t1=$(now)
 lp=$(sql "select last_pilot from queues where name = 'CERN-PROD_UCORE'")
-[ "$lp" -ge $((t0 - 30)) ] && [ "$lp" -le $((t1 - 30)) ] ||
+{ [ "$lp" -ge $((t0 - 30)) ] && [ "$lp" -le $((t1 - 30)) ]; } ||
 	fail "grid load with the clock $off s ahead: last_pilot $lp, want $((t0 - 30))..$((t1 - 30))"
 log "grid load stamps ages on the workers' clock ($off s ahead): last pilot 30 s before its now"
 log "PASS"

@@ -5,6 +5,7 @@
 # both servers saw TLS connections; a config whose CA did not sign the
 # servers' certificates is refused with a certificate error naming
 # host:port; --check-config rejects TLS without a usable CA file.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 TLS_CONF=$(dirname "$GB_CONFIG")/gridbroker-tls.conf
@@ -13,8 +14,8 @@ PLAIN_CONF=$GB_CONFIG
 key() { sed -n "/^\[$1\]/,/^\[/s/^$2 *= *//p" "$TLS_CONF" | head -1; }
 AMQPS_AT="$(key amqp host):$(key amqp port)"
 DB_AT="$(key database host):$(key database port)"
-[ "$(key amqp tls)" = 1 ] && [ "$(key database tls)" = 1 ] && [ "$(key amqp tls_verify)" = 1 ] &&
-	[ "$(key database tls_verify)" = 1 ] || fail "$TLS_CONF does not turn TLS and verification on"
+{ [ "$(key amqp tls)" = 1 ] && [ "$(key database tls)" = 1 ] && [ "$(key amqp tls_verify)" = 1 ] &&
+	[ "$(key database tls_verify)" = 1 ]; } || fail "$TLS_CONF does not turn TLS and verification on"
 [ -z "$(key database socket)" ] || fail "$TLS_CONF reaches MariaDB through the socket, not TLS"
 
 # Both servers count their TLS handshakes: before and after.
@@ -43,7 +44,7 @@ id=$((ID_BASE + 1))
 subscribe a 1 60 task.assigned task.pending
 task_json $id "$ds" 2000 500 300 >"$T/task.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/task.json" >/dev/null || fail "task submit over TLS"
-wait "$SUB_a" || fail "no event for task $id over TLS"
+wait "${SUB[a]}" || fail "no event for task $id over TLS"
 grep -q "\"taskID\":$id" "$T/a.events" || fail "event is not for task $id: $(cat "$T/a.events")"
 grep -q '"nucleus":"IT-TLS-A"' "$T/a.events" || fail "expected IT-TLS-A: $(cat "$T/a.events")"
 [ "$(sql "select status from tasks where task_id=$id")" = assigned ] || fail "task $id not assigned in MariaDB"
@@ -53,8 +54,8 @@ n=$(rmq_tls_conns "gridbroker-worker")
 [ "$n" -ge 1 ] || fail "RabbitMQ lists no TLS connection of the worker: $("$GB_SRC/scripts/services" rabbitmqctl -q list_connections ssl peer_port 2>&1)"
 accepts1=$(db_tls_accepts)
 [ "$accepts1" -gt "$accepts0" ] || fail "MariaDB counted no TLS handshake ($accepts0 -> $accepts1)"
-kill "$PID_w1"
-wait "$PID_w1" 2>/dev/null || true
+kill "${PID[w1]}"
+wait "${PID[w1]}" 2>/dev/null || true
 log "task $id decided with the worker and the CLI on TLS ($n TLS broker connection(s), $((accepts1 - accepts0)) TLS database handshakes)"
 
 # ---- 2. a CA that did not sign the servers' certificates -------------------
@@ -102,7 +103,7 @@ grep -q "MariaDB: connected to $DB_AT (entry 2 of 2) after: connect to 127.0.0.1
 	fail "no database failover line: $(cat "$T/fo.log")"
 grep -q "AMQP: connected to $AMQPS_AT (entry 2 of 2) after: connect to 127.0.0.1:1: " "$T/fo.log" ||
 	fail "no AMQP failover line: $(cat "$T/fo.log")"
-kill "$PID_fo"
+kill "${PID[fo]}"
 log "host lists: $(grep -o 'AMQP: connected to .*' "$T/fo.log" | head -1)"
 
 # ---- 5. --check-config ------------------------------------------------------

@@ -6,6 +6,7 @@
 # For each, the text names the chosen nucleus/queue/job, prints a stage
 # summary line with its numbers and a rule ID among the reasons, and
 # --json carries the record with its digest. An unknown id exits 1.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 B=$ID_BASE
@@ -26,9 +27,9 @@ task_json $tp "it.why.nowhere.$B" 50000 5000 300 >"$T/tp.json"
 subscribe t 2 60 task.assigned task.pending
 "$GB" -c "$GB_CONFIG" task submit "$T/ta.json" >/dev/null || fail "submit task"
 "$GB" -c "$GB_CONFIG" task submit "$T/tp.json" >/dev/null || fail "submit task"
-wait "$SUB_t" || fail "task events: $(cat "$T/t.events")"
+wait "${SUB[t]}" || fail "task events: $(cat "$T/t.events")"
 nuc=$(sql "select nucleus from tasks where task_id = $ta")
-[ -n "$nuc" ] && [ "$nuc" != NULL ] || fail "task $ta has no nucleus"
+{ [ -n "$nuc" ] && [ "$nuc" != NULL ]; } || fail "task $ta has no nucleus"
 why task $ta >"$T/task_a" || fail "why task $ta"
 has task_a "^task $ta: assigned, chosen $nuc, at [0-9T:-]+Z, request [^ ]+, digest [0-9a-f]{16}"
 has task_a '^ +[0-9]+ -> +[0-9]+ candidates, +[0-9]+% cut : '
@@ -59,7 +60,7 @@ PY
 jid=$((jt * 1000 + 1))
 subscribe j 1 60 jobs.assigned jobs.pending
 "$GB" -c "$GB_CONFIG" job submit "$T/job.json" >/dev/null || fail "job submit"
-wait "$SUB_j" || fail "jobs event: $(cat "$T/j.events")"
+wait "${SUB[j]}" || fail "jobs event: $(cat "$T/j.events")"
 q=$(sql "select coalesce(queue, '-') from jobs where job_id = $jid")
 why job $jid >"$T/job" || fail "why job $jid"
 has job "^jobs $jt: assigned, chosen [^ ]+,"
@@ -77,7 +78,7 @@ sed -e "s/\"taskID\": 3800000\([0-9]\)/\"taskID\": ${B}0\1/" \
     "$GB_SRC/etc/analysis-sample.json" >"$T/anal.json"
 subscribe a 3 120 task.throttled jobs.assigned jobs.pending
 "$GB" -c "$GB_CONFIG" job submit "$T/anal.json" >/dev/null || fail "job submit analysis"
-wait "$SUB_a" || fail "analysis events: $(cat "$T/a.events")"
+wait "${SUB[a]}" || fail "analysis events: $(cat "$T/a.events")"
 bj=$(sql "select min(job_id) from jobs where task_id = ${B}02")
 why job "$bj" >"$T/anal" || fail "why job $bj (throttled)"
 has anal "^jobs ${B}02: pending, chosen -"
@@ -114,7 +115,7 @@ has pilot_n.json '"code": "no_tq_matched"'
 log "pilots: matched job $dj, no match with TQ-05"
 
 # ---- a timeout (TO-07: sent for 30 min -> failed) ---------------------------
-kill "$PID_w1"; wait "$PID_w1" 2>/dev/null || true
+kill "${PID[w1]}"; wait "${PID[w1]}" 2>/dev/null || true
 tj=$((B * 1000 + 900)); t=$(date +%s)
 sql "insert into jobs (job_id, task_id, request_id, queue, status, nevents, input_mb,
        decision_id, updated_at, gshare, current_priority, created_at, status_since,

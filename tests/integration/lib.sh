@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh — shared helpers of the integration tests (sourced, not run).
 #
 # Every test runs the real gridbroker and gridbroker-worker binaries against
@@ -13,27 +14,19 @@ GB_WORKER=$GB_BIN/gridbroker-worker
 # the test uses them and never starts them (GB_RUN_DIR names their run/
 # directory for the `sql` helper).
 [ -n "${GB_IT_CONFIG:-}" ] || "$GB_SRC/scripts/services" start >/dev/null
-# GB_IT_CONFIG runs a test against another database and vhost of the same
-# servers (so two test runs on one machine cannot take each other's
-# messages); the default is the config scripts/services writes.
-export GB_CONFIG=${GB_IT_CONFIG:-$GB_SRC/run/gridbroker.conf}
-# The schema belongs to the admin account (the application account may not
-# change it): GB_IT_ADMIN_CONFIG, else the <name>-admin.conf scripts/services
-# writes next to <name>.conf, else GB_CONFIG itself (a hand-made config
-# whose account may change the schema, as before the accounts were split).
-if [ -n "${GB_IT_ADMIN_CONFIG:-}" ]; then
-	GB_ADMIN_CONFIG=$GB_IT_ADMIN_CONFIG
-elif [ -f "${GB_CONFIG%.conf}-admin.conf" ]; then
-	GB_ADMIN_CONFIG=${GB_CONFIG%.conf}-admin.conf
-else
-	GB_ADMIN_CONFIG=$GB_CONFIG
-fi
-export GB_ADMIN_CONFIG
+# GB_CONFIG and GB_ADMIN_CONFIG.
+# shellcheck source-path=SCRIPTDIR source=configs.sh
+. "$GB_SRC/tests/integration/configs.sh"
 GB_DB_NAME=$(sed -n 's/^name *= *//p' "$GB_CONFIG" | head -1)
 GB_CLOCK_FILE=$(sed -n 's/^clock_offset_file *= *//p' "$GB_CONFIG")
 T=$(mktemp -d "${TMPDIR:-/tmp}/gb-it.XXXXXX")
 GB_PIDS=()
+# The pid of each worker and subscriber by the NAME start_worker and
+# subscribe were given: "${PID[w1]}" is worker w1, "${SUB[ok]}" subscriber
+# ok (which exits once it has its COUNT events: tests wait for it).
+declare -A PID=() SUB=()
 # A task-id range of its own per run, so reruns never collide.
+# shellcheck disable=SC2034 # used by the tests that source this file
 ID_BASE=$(( ($(date +%s) % 1000000) * 100 + RANDOM % 100 ))
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -61,11 +54,15 @@ start_worker() {
 	local name=$1; shift
 	env "$@" "$GB_WORKER" -c "$GB_CONFIG" --instance "$name" >"$T/$name.log" 2>&1 &
 	GB_PIDS+=($!)
-	eval "PID_$name=$!"
+	# shellcheck disable=SC2034 # read by the tests that source this file
+	PID[$name]=$!
 	wait_until 30 "grep -q 'AMQP connected' '$T/$name.log'" || fail "worker $name did not connect"
 }
 
-# wait_until SECONDS 'shell condition'
+# wait_until SECONDS 'shell condition': true as soon as the condition holds,
+# false when it still does not after SECONDS. The condition is shell code,
+# evaluated afresh every tenth of a second: what must be read at each try
+# (a file's content, a count) is escaped in it, what is fixed is not.
 wait_until() {
 	local limit=$1 cond=$2 i
 	for ((i = 0; i < limit * 10; i++)); do
@@ -80,7 +77,8 @@ subscribe() {
 	local name=$1 count=$2 timeout=$3; shift 3
 	"$GB" -c "$GB_CONFIG" events -n "$count" -t "$timeout" --json "$@" >"$T/$name.events" 2>"$T/$name.sub.log" &
 	GB_PIDS+=($!)
-	eval "SUB_$name=$!"
+	# shellcheck disable=SC2034 # read by the tests that source this file
+	SUB[$name]=$!
 	wait_until 20 "grep -q subscribed '$T/$name.sub.log'" || fail "subscriber $name did not bind"
 }
 
