@@ -25,7 +25,7 @@ metrics_conf() {
 }
 # run_worker NAME CONF [INSTANCE]: start it; wait for its metrics line.
 run_worker() {
-	"$GB_WORKER" -c "$2" --instance "${3:-$1}" >"$T/$1.log" 2>&1 &
+	"$GB_WORKER" -c "$(worker_conf "$2" "$1")" --instance "${3:-$1}" >"$T/$1.log" 2>&1 &
 	GB_PIDS+=($!)
 	PID[$1]=$!
 	wait_until 30 "grep -q 'metrics: listening on' '$T/$1.log'" || fail "worker $1 did not listen"

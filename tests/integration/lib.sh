@@ -40,10 +40,66 @@ stop_all() {
 	GB_PIDS=()
 }
 
+# Every worker a test starts writes each decision's inputs as a scenario
+# file here ([worker] decision_inputs_dir); cleanup re-decides each one
+# with `gridbroker explain` and compares the record digest with the one
+# the worker stored (check_decision_inputs).
+INPUTS=$T/decision-inputs
+mkdir -p "$INPUTS"
+
+# worker_conf CONF NAME: a copy of CONF for worker NAME that also dumps the
+# decisions' inputs into $INPUTS; prints the copy's path.
+worker_conf() {
+	local conf=$T/$2.worker.conf
+	{ cat "$1"; printf '\n[worker]\ndecision_inputs_dir = %s\n' "$INPUTS"; } >"$conf"
+	printf '%s\n' "$conf"
+}
+
+# check_decision_inputs: for every decision a worker of this test made and
+# dumped, the digest `gridbroker explain` gives its inputs must be the
+# digest of the record the worker stored: one decision path for both. A
+# decision whose row is gone (the retention test deletes some) is skipped.
+check_decision_inputs() {
+	local f base kind id table stored explained n=0 gone=0 bad=0
+	for f in "$INPUTS"/*.json; do
+		[ -e "$f" ] || continue
+		base=${f##*/}
+		base=${base%.json}
+		kind=${base%-*}
+		id=${base##*-}
+		table=decisions
+		[ "$kind" = pilot ] && table=pilot_matches
+		stored=$(sql "SELECT JSON_VALUE(detail, '$.record.digest') FROM $table WHERE id = $id")
+		if [ -z "$stored" ] || [ "$stored" = NULL ]; then
+			gone=$((gone + 1))
+			continue
+		fi
+		explained=$("$GB" explain "$f" --json 2>"$T/explain.err" |
+			sed -n 's/.*"digest": *"\([0-9a-f]*\)".*/\1/p' | head -1)
+		n=$((n + 1))
+		if [ "$explained" != "$stored" ]; then
+			bad=$((bad + 1))
+			printf 'FAIL: %s decision %s: worker digest %s, explain %s (%s)\n' \
+				"$kind" "$id" "$stored" "${explained:-none}" "$f" >&2
+			cat "$T/explain.err" >&2
+		fi
+	done
+	log "decision inputs: $n re-decided by explain, $bad different, $gone without a stored record"
+	[ "$bad" -eq 0 ]
+}
+
 cleanup() {
+	local rc=$?
 	stop_all
+	if [ "$rc" -eq 0 ] && ! check_decision_inputs; then
+		rc=1
+		# keep the inputs that differ for a look
+		cp -r "$INPUTS" "${TMPDIR:-/tmp}/gb-it-inputs.$$" 2>/dev/null &&
+			log "inputs kept in ${TMPDIR:-/tmp}/gb-it-inputs.$$"
+	fi
 	[ -n "$GB_CLOCK_FILE" ] && rm -f "$GB_CLOCK_FILE"
 	rm -rf "$T"
+	exit "$rc"
 }
 trap cleanup EXIT
 
@@ -51,8 +107,9 @@ sql() { "$GB_SRC/scripts/services" sql -N -B "${GB_DB_NAME:-gridbroker}" -e "$1"
 
 # start_worker NAME [VAR=value ...]: start a worker in the background.
 start_worker() {
-	local name=$1; shift
-	env "$@" "$GB_WORKER" -c "$GB_CONFIG" --instance "$name" >"$T/$name.log" 2>&1 &
+	local name=$1 conf; shift
+	conf=$(worker_conf "$GB_CONFIG" "$name")
+	env "$@" "$GB_WORKER" -c "$conf" --instance "$name" >"$T/$name.log" 2>&1 &
 	GB_PIDS+=($!)
 	# shellcheck disable=SC2034 # read by the tests that source this file
 	PID[$name]=$!
