@@ -63,12 +63,9 @@ _Static_assert(ST_SID_PANDA_BASE + SP_NSLOTS <= ST_SID_PANDA_LAST + 1,
 	       "store_internal.h reserves too few PanDA statement slots");
 #define SP_SID(slot) ((enum st_sid)(ST_SID_PANDA_BASE + (slot)))
 
-#define SP_IN_CHUNK 32 /* queue names per IN list */
-#define SP_Q8 "?,?,?,?,?,?,?,?"
-#define SP_Q32 SP_Q8 "," SP_Q8 "," SP_Q8 "," SP_Q8
-_Static_assert(sizeof(SP_Q32) == 2 * SP_IN_CHUNK,
-	       "the IN list must have SP_IN_CHUNK placeholders");
-_Static_assert(SP_IN_CHUNK <= ST_MAX_ARGS, "IN list beyond st_args");
+#define SP_IN_CHUNK 32 /* queue names or job ids per IN list */
+_Static_assert(SP_IN_CHUNK + 2 <= ST_ARGS_INLINE,
+	       "an IN list and two more fit a list without the heap");
 
 #define SP_TMP_CAP ((size_t)16 << 20) /* scratch of one call */
 #define SP_SUB_STATUS_MAX 64	      /* jobs.job_sub_status VARCHAR(64) */
@@ -127,13 +124,13 @@ static const char SQL_REBRO_CAND[] =
 	"SELECT job_id FROM jobs WHERE queue = ? AND gshare = ? AND " SP_QUEUED
 	" AND job_id > ? ORDER BY job_id LIMIT ?";
 static const char SQL_REBRO_LOCK[] = SP_JOB_COLS
-	"FORCE INDEX (PRIMARY) WHERE job_id IN (" SP_Q32 ") AND queue = ? "
+	"FORCE INDEX (PRIMARY) WHERE job_id IN (" ST_LIST ") AND queue = ? "
 	"AND gshare = ? AND " SP_QUEUED " ORDER BY job_id "
 	"FOR UPDATE SKIP LOCKED";
 /* Padding binds NULL, which IN never matches. */
 static const char SQL_QUEUES_IN[] =
 	"SELECT name, status, last_start, disable_reassign, transtimehi, "
-	"transtimelo, workflow FROM queues WHERE name IN (" SP_Q32 ")";
+	"transtimelo, workflow FROM queues WHERE name IN (" ST_LIST ")";
 static const char SQL_RECHECK[] =
 	"UPDATE jobs SET check_at = ? WHERE job_id = ?";
 static const char SQL_APPLY_LOCK[] =
@@ -225,13 +222,11 @@ static int count_col(enum to_status s)
 
 /* ---- small helpers ------------------------------------------------------- */
 
+/* With autocommit on, FOR UPDATE locks nothing, and a status could
+** commit without its counts. */
 static int need_txn(struct st_db *db, const char *fn)
 {
-	/* With autocommit on, FOR UPDATE locks nothing, and a status could
-	** commit without its counts. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE, "%s outside a transaction", fn);
-	return GB_OK;
+	return st_need_txn(db, 1, fn);
 }
 
 /* A status column (an ENUM: short ASCII); -1 when unknown. */
@@ -256,11 +251,6 @@ static int col_int(const struct st_cols *c, unsigned i, int *bad)
 	return (int)v;
 }
 
-static long long limit_of(size_t max)
-{
-	return max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max;
-}
-
 /* Characters of a UTF-8 string (continuation bytes not counted). */
 static size_t utf8_chars(const char *s)
 {
@@ -268,21 +258,6 @@ static size_t utf8_chars(const char *s)
 	for (; *s; s++)
 		n += ((unsigned char)*s & 0xC0) != 0x80;
 	return n;
-}
-
-/* An arena array for the buffered result of `s` (NULL when empty, or
-** with *rc GB_ETOOBIG when it does not fit). */
-static void *rows_array(struct st_db *db, MYSQL_STMT *s, struct arena *a,
-			size_t size, size_t *rows, int *rc)
-{
-	my_ulonglong r = mysql_stmt_num_rows(s);
-	void *v = r && r <= SIZE_MAX / size ? arena_alloc(a, (size_t)r * size)
-					    : NULL;
-	*rows = v ? (size_t)r : 0;
-	if (r && v == NULL)
-		*rc = st_failf(db, GB_ETOOBIG, "%llu rows do not fit the arena",
-			       (unsigned long long)r);
-	return v;
 }
 
 /* Fill q and *workflow (in `a`) from the queue columns starting at `i`:
@@ -619,18 +594,18 @@ static int fill_queues(struct st_db *db, struct arena *a, struct sp_job *jobs,
 		struct st_args args;
 		struct st_cols c;
 		MYSQL_STMT *s;
+		size_t k = st_chunk(nu, off, SP_IN_CHUNK);
 		st_args_init(&args);
-		for (size_t i = off; i < off + SP_IN_CHUNK; i++)
-			st_arg_str(&args, i < nu ? qi[i].name : NULL);
+		for (size_t i = 0; i < k; i++)
+			st_arg_str(&args, qi[off + i].name);
+		st_arg_nulls(&args, SP_IN_CHUNK - k);
 		st_cols_init(&c, "sslldds");
-		rc = st_query(db, SP_SID(SP_QUEUES_IN), SQL_QUEUES_IN, &args,
-			      &c, &s);
-		for (int got = 1; rc == GB_OK && got;) {
-			rc = st_fetch(db, s, &got);
+		rc = st_run_n(db, SP_SID(SP_QUEUES_IN), SQL_QUEUES_IN,
+			      SP_IN_CHUNK, &args, &c, &s);
+		while (st_row(db, s, &rc)) {
 			char *name = NULL;
-			if (rc == GB_OK && got)
-				rc = st_col_str(db, s, &c, 0, &tmp, &name);
-			if (rc != GB_OK || !got || name == NULL)
+			rc = st_col_str(db, s, &c, 0, &tmp, &name);
+			if (rc != GB_OK || name == NULL)
 				continue;
 			struct qinfo key = {.name = name};
 			struct qinfo *hit = bsearch(&key, qi, nu, sizeof(*qi),
@@ -663,24 +638,20 @@ static int fill_queues(struct st_db *db, struct arena *a, struct sp_job *jobs,
 	return rc;
 }
 
-/* Run a job query (SP_JOB_COLS) and read its rows into an arena array
-** (queues not filled). */
-static int jobs_read(struct st_db *db, enum sp_slot slot, const char *sql,
-		     struct st_args *args, struct arena *a,
-		     struct sp_job **out, size_t *n)
+/* Run prepared job query `s` (SP_JOB_COLS) and read its rows into an
+** arena array (queues not filled). */
+static int jobs_read(struct st_db *db, MYSQL_STMT *s, struct st_args *args,
+		     struct arena *a, struct sp_job **out, size_t *n)
 {
 	struct st_cols c;
-	MYSQL_STMT *s;
 	st_cols_init(&c, SP_JOB_SPEC);
-	int rc = st_query(db, SP_SID(slot), sql, args, &c, &s);
+	int rc = st_run(db, s, args, &c);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = 0, k = 0;
-	struct sp_job *v = rows_array(db, s, a, sizeof(*v), &rows, &rc);
-	for (int got = 1; rc == GB_OK && got && k < rows;) {
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	struct sp_job *v =
+		st_result_array(db, s, a, sizeof(*v), "jobs", &rows, &rc);
+	while (k < rows && st_row(db, s, &rc)) {
 		struct sp_job *j = &v[k];
 		char *rid = NULL, *queue = NULL, *gshare = NULL;
 		int st = col_status(&c, 5), bad = 0;
@@ -729,8 +700,11 @@ int st_panda_due(struct st_db *db, long long now, size_t max,
 	struct st_args args;
 	st_args_init(&args);
 	st_arg_ll(&args, now);
-	st_arg_ll(&args, limit_of(max));
-	rc = jobs_read(db, SP_DUE, SQL_DUE, &args, a, out, n);
+	st_arg_ll(&args, st_limit(max));
+	MYSQL_STMT *s;
+	rc = st_prepared(db, SP_SID(SP_DUE), SQL_DUE, &s);
+	if (rc == GB_OK)
+		rc = jobs_read(db, s, &args, a, out, n);
 	if (rc == GB_OK)
 		rc = fill_queues(db, a, *out, *n);
 	return rc;
@@ -935,7 +909,8 @@ int st_panda_loads(struct st_db *db, struct arena *a, struct sp_load **out,
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = 0, k = 0;
-	struct sp_load *v = rows_array(db, s, a, sizeof(*v), &rows, &rc);
+	struct sp_load *v =
+		st_result_array(db, s, a, sizeof(*v), "loads", &rows, &rc);
 	for (int got = 1; rc == GB_OK && got && k < rows;) {
 		rc = st_fetch(db, s, &got);
 		if (rc != GB_OK || !got)
@@ -1074,17 +1049,16 @@ int st_panda_rebro_pick(struct st_db *db, const char *queue,
 				k = max - got;
 			struct st_args args;
 			st_args_init(&args);
-			for (size_t x = 0; x < SP_IN_CHUNK; x++)
-				if (x < k)
-					st_arg_ll(&args, ids[i + x]);
-				else
-					st_arg_null(&args);
+			st_arg_ids(&args, ids + i, k, SP_IN_CHUNK);
 			st_arg_str(&args, queue);
 			st_arg_str(&args, gshare);
 			struct sp_job *v = NULL;
 			size_t nv = 0;
-			rc = jobs_read(db, SP_REBRO_LOCK, SQL_REBRO_LOCK, &args,
-				       a, &v, &nv);
+			MYSQL_STMT *s;
+			rc = st_prepared_n(db, SP_SID(SP_REBRO_LOCK),
+					   SQL_REBRO_LOCK, SP_IN_CHUNK, 0, &s);
+			if (rc == GB_OK)
+				rc = jobs_read(db, s, &args, a, &v, &nv);
 			if (rc == GB_OK && got + nv > cap) {
 				size_t nc2 = cap ? 2 * cap : 64;
 				while (nc2 < got + nv)

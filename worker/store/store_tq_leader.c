@@ -32,7 +32,7 @@
 #include "gb_error.h"
 #include "store/store_tq_internal.h"
 
-#define STQ_PRIO_CHUNK 128 /* TQs per priority UPDATE (STQ_W128 pairs) */
+#define STQ_PRIO_CHUNK 128 /* TQs per priority UPDATE (CASE arms) */
 #define STQ_LEADER_BYTES 128 /* tq_state.leader is VARCHAR(128) */
 
 /* ---- statements ---------------------------------------------------------- */
@@ -81,8 +81,8 @@ static const char SQL_PRIO_STATE[] =
 	"WHERE id = 1";
 /* Padding pairs are NULL: CASE x WHEN NULL never matches, nor IN (NULL). */
 static const char SQL_PRIO_UPDATE[] =
-	"UPDATE task_queues SET priority = CASE tq_id " STQ_W128
-	"END WHERE tq_id IN (" STQ_Q128 ")";
+	"UPDATE task_queues SET priority = CASE tq_id " ST_PAIRS
+	"END WHERE tq_id IN (" ST_LIST ")";
 static const char SQL_PRIO_DONE[] =
 	"UPDATE tq_state SET computed_dirty = ?, computed_at = ?, "
 	"version = version + 1 WHERE id = 1";
@@ -151,12 +151,6 @@ static int query_row(struct st_db *db, enum stq_slot slot, const char *sql,
 		v[i] = st_col_ll(&c, i);
 	st_done(s);
 	return rc;
-}
-
-static int too_big(struct st_db *db, const char *what, size_t n)
-{
-	return st_failf(db, GB_ETOOBIG,
-			"%zu %s do not fit the request's memory", n, what);
 }
 
 /* ---- configuration ------------------------------------------------------- */
@@ -241,7 +235,7 @@ int st_tq_config_save(struct st_db *db, const struct pr_config *cfg,
 			return st_failf(db, GB_EINVAL,
 					"corrector instance %zu: bad name", i);
 	}
-	int rc = stq_need_txn(db, 0, "st_tq_config_save");
+	int rc = st_need_txn(db, 0, "st_tq_config_save");
 	if (rc != GB_OK)
 		return rc;
 	rc = st_begin(db);
@@ -249,10 +243,8 @@ int st_tq_config_save(struct st_db *db, const struct pr_config *cfg,
 		rc = cfg_write(db, cfg, seg, nseg, now);
 	if (rc == GB_OK)
 		return st_commit(db);
-	rc = stq_input_error(db, rc);
 	/* A repeated name is the configuration's fault too. */
-	if (rc == GB_EDB && db->errnum == ER_DUP_ENTRY)
-		rc = GB_EINVAL;
+	rc = st_input_error(db, rc, 1);
 	st_rollback(db);
 	return rc;
 }
@@ -269,7 +261,7 @@ static int load_groups(struct st_db *db, struct arena *a, struct pr_config *o)
 	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
 	struct pr_group *g = rows ? arena_alloc(a, rows * sizeof(*g)) : NULL;
 	if (rows && g == NULL)
-		rc = too_big(db, "groups", rows);
+		rc = st_too_big(db, "groups", rows);
 	while (rc == GB_OK && n < rows) {
 		int got = 0;
 		char *name = NULL;
@@ -306,7 +298,7 @@ static int load_instances(struct st_db *db, struct arena *a,
 	struct pr_instance *in =
 		rows ? arena_alloc(a, rows * sizeof(*in)) : NULL;
 	if (rows && in == NULL)
-		rc = too_big(db, "corrector instances", rows);
+		rc = st_too_big(db, "corrector instances", rows);
 	while (rc == GB_OK && n < rows) {
 		int got = 0;
 		char *name = NULL, *grp = NULL;
@@ -375,7 +367,7 @@ static int load_segments(struct st_db *db, struct arena *a, long long **seg,
 	size_t cap = rows ? rows : nsrc;
 	long long *v = arena_alloc(a, cap * sizeof(*v));
 	if (v == NULL)
-		rc = too_big(db, "segments", cap);
+		rc = st_too_big(db, "segments", cap);
 	while (rc == GB_OK && n < rows) {
 		int got = 0;
 		rc = st_fetch(db, s, &got);
@@ -483,7 +475,7 @@ int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 	int rc = st_exec(db, STQ_SID(STQ_JOB_STATUS), SQL_JOB_STATUS, &args,
 			 &st);
 	if (rc != GB_OK)
-		return stq_input_error(db, rc);
+		return st_input_error(db, rc, 0);
 	/* CLIENT_FOUND_ROWS: 1 whenever the WHERE clause held. */
 	if (mysql_stmt_affected_rows(st) > 0) {
 		*found = 1;
@@ -555,7 +547,7 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 	*leader = 0;
 	/* Inside a transaction the lease row would stay locked, and the
 	** lease would not be visible to the others, until the commit. */
-	int rc = stq_need_txn(db, 0, "st_tq_lease");
+	int rc = st_need_txn(db, 0, "st_tq_lease");
 	if (rc != GB_OK)
 		return rc;
 	struct st_args a;
@@ -567,7 +559,7 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 	st_arg_ll(&a, now);
 	rc = st_exec(db, STQ_SID(STQ_LEASE), SQL_LEASE, &a, &s);
 	if (rc != GB_OK)
-		return stq_input_error(db, rc);
+		return st_input_error(db, rc, 0);
 	/* CLIENT_FOUND_ROWS: 1 whenever the WHERE clause held, also for a
 	** renewal within the same second. */
 	*leader = mysql_stmt_affected_rows(s) == 1;
@@ -578,7 +570,7 @@ int st_tq_lease_release(struct st_db *db, const char *owner)
 {
 	if (db == NULL || owner == NULL || owner[0] == '\0')
 		return GB_EINVAL;
-	int rc = stq_need_txn(db, 0, "st_tq_lease_release");
+	int rc = st_need_txn(db, 0, "st_tq_lease_release");
 	if (rc != GB_OK)
 		return rc;
 	struct st_args a;
@@ -629,32 +621,25 @@ static int cmp_prio(const void *a, const void *b)
 static int prio_write(struct st_db *db, const struct prio *v, size_t n,
 		      long long dirty_seen, long long now)
 {
-	struct stq_binds b;
-	stq_b_init(&b);
+	struct st_args b;
+	st_args_init_many(&b);
 	int rc = GB_OK;
 	for (size_t off = 0; rc == GB_OK && off < n; off += STQ_PRIO_CHUNK) {
-		size_t k = n - off < STQ_PRIO_CHUNK ? n - off : STQ_PRIO_CHUNK;
-		stq_b_reset(&b);
-		for (size_t i = 0; i < STQ_PRIO_CHUNK; i++) {
-			if (i < k) {
-				stq_b_ll(&b, v[off + i].id);
-				stq_b_dbl(&b, v[off + i].p);
-			} else {
-				stq_b_null(&b);
-				stq_b_null(&b);
-			}
+		size_t k = st_chunk(n, off, STQ_PRIO_CHUNK);
+		st_args_reset(&b);
+		for (size_t i = 0; i < k; i++) {
+			st_arg_ll(&b, v[off + i].id);
+			st_arg_dbl(&b, v[off + i].p);
 		}
-		for (size_t i = 0; i < STQ_PRIO_CHUNK; i++) {
-			if (i < k)
-				stq_b_ll(&b, v[off + i].id);
-			else
-				stq_b_null(&b);
-		}
+		st_arg_nulls(&b, 2 * (STQ_PRIO_CHUNK - k));
+		for (size_t i = 0; i < k; i++)
+			st_arg_ll(&b, v[off + i].id);
+		st_arg_nulls(&b, STQ_PRIO_CHUNK - k);
 		MYSQL_STMT *s;
-		rc = stq_run_slot(db, STQ_PRIO_UPDATE, SQL_PRIO_UPDATE, &b,
-				  NULL, &s);
+		rc = st_run_n(db, STQ_SID(STQ_PRIO_UPDATE), SQL_PRIO_UPDATE,
+			      STQ_PRIO_CHUNK, &b, NULL, &s);
 	}
-	stq_b_free(&b);
+	st_args_free(&b);
 	if (rc == GB_OK) {
 		struct st_args a;
 		st_args_init(&a);
@@ -676,7 +661,7 @@ int st_tq_prio_save(struct st_db *db, const struct pr_tq *t, size_t n,
 			return st_failf(db, GB_EINVAL,
 					"TQ %lld: priority %g out of range",
 					t[i].tq_id, t[i].priority);
-	int rc = stq_need_txn(db, 0, "st_tq_prio_save");
+	int rc = st_need_txn(db, 0, "st_tq_prio_save");
 	if (rc != GB_OK)
 		return rc;
 	struct prio *v = malloc((n ? n : 1) * sizeof(*v));
@@ -693,7 +678,7 @@ int st_tq_prio_save(struct st_db *db, const struct pr_tq *t, size_t n,
 	if (rc == GB_OK)
 		return st_commit(db);
 	st_rollback(db);
-	return stq_input_error(db, rc);
+	return st_input_error(db, rc, 0);
 }
 
 /* ---- history ------------------------------------------------------------- */
@@ -702,7 +687,7 @@ int st_tq_history_sample(struct st_db *db, long long now)
 {
 	if (db == NULL)
 		return GB_EINVAL;
-	int rc = stq_need_txn(db, 0, "st_tq_history_sample");
+	int rc = st_need_txn(db, 0, "st_tq_history_sample");
 	if (rc != GB_OK)
 		return rc;
 	struct st_args a;
@@ -732,7 +717,7 @@ int st_tq_history_load(struct st_db *db, long long since, struct arena *a,
 	size_t rows = (size_t)mysql_stmt_num_rows(s), k = 0;
 	struct pr_sample *v = rows ? arena_alloc(a, rows * sizeof(*v)) : NULL;
 	if (rows && v == NULL)
-		rc = too_big(db, "history samples", rows);
+		rc = st_too_big(db, "history samples", rows);
 	while (rc == GB_OK && k < rows) {
 		int got = 0;
 		char *grp = NULL, *owner = NULL;
@@ -814,7 +799,7 @@ int st_tq_cleanup(struct st_db *db, long long older_than, size_t max,
 	if (db == NULL || deleted == NULL)
 		return GB_EINVAL;
 	*deleted = 0;
-	int rc = stq_need_txn(db, 0, "st_tq_cleanup");
+	int rc = st_need_txn(db, 0, "st_tq_cleanup");
 	if (rc != GB_OK || max == 0)
 		return rc;
 	/* Candidates without locks; each is checked again under its lock. */
