@@ -24,6 +24,7 @@
 ** as not placed, so a later decision may still place them.
 */
 #include "store/store_internal.h"
+#include "store/store_decisions.h"
 #include "store/store_jobs.h"
 
 #include <limits.h>
@@ -47,9 +48,6 @@ static const char SQL_TASK_INFO[] =
 static const char SQL_DONE_IN[] =
 	"SELECT job_id FROM jobs WHERE job_id IN (" ST_LIST ") "
 	"AND status NOT IN ('pending', 'throttled')";
-static const char SQL_DECISION[] =
-	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
-	"decided_at, detail) VALUES ('jobs', ?, ?, ?, ?, ?, ?)";
 /* A placed job keeps its row: a column takes the new value only while the
 ** stored status is pending or throttled (no queue). `status` comes last,
 ** because an assignment sees the columns assigned before it. created_at
@@ -343,19 +341,21 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 	int assigned = d->outcome == DEC_ASSIGNED;
 	char subject[32];
 	snprintf(subject, sizeof(subject), "%lld", r->t.task_id);
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_str(&a, subject);
-	st_arg_str(&a, request_id);
-	st_arg_str(&a, dec_outcome_name(d->outcome));
-	st_arg_str(&a, assigned ? queues[plan->best[0]].name : NULL);
-	st_arg_ll(&a, now);
-	st_arg_str(&a, detail_json);
-	rc = st_exec(db, SJ_SID(SJ_DECISION), SQL_DECISION, &a, &s);
+	struct st_dec_row row = {
+		.kind = "jobs",
+		.subject = subject,
+		.request_id = request_id,
+		.outcome = dec_outcome_name(d->outcome),
+		.chosen = assigned ? queues[plan->best[0]].name : NULL,
+		.decided_at = now,
+		.detail = detail_json,
+	};
+	rc = st_dec_write(db, &row);
 	if (rc != GB_OK)
 		return rc;
-	long long id = (long long)mysql_stmt_insert_id(s);
+	long long id = row.id;
+	struct st_args a;
+	MYSQL_STMT *s;
 	rc = jobs_upsert(db, r, queues, plan, request_id, id, now, set,
 			 unplaced_throttled);
 	if (rc == GB_OK && placed) {

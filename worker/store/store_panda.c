@@ -27,6 +27,7 @@
 ** an update (a pending job reported running) as stale, nothing written.
 */
 #include "store/store_internal.h"
+#include "store/store_decisions.h"
 #include "store/store_panda.h"
 
 #include <limits.h>
@@ -48,7 +49,6 @@ enum sp_slot {
 	SP_QUEUES_IN,
 	SP_RECHECK,
 	SP_APPLY_LOCK,
-	SP_DECISION,
 	SP_REASSIGN,
 	SP_FINISH,
 	SP_REQUEST_PENDING,
@@ -136,9 +136,6 @@ static const char SQL_RECHECK[] =
 static const char SQL_APPLY_LOCK[] =
 	"SELECT status, queue, gshare, attempt, request_id FROM jobs "
 	"WHERE job_id = ? FOR UPDATE";
-static const char SQL_DECISION[] =
-	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
-	"decided_at, detail) VALUES (?, ?, ?, ?, ?, ?, ?)";
 static const char SQL_REASSIGN[] =
 	"UPDATE jobs SET status = 'pending', queue = NULL, "
 	"attempt = attempt + 1, brokered_at = ?, status_since = ?, "
@@ -824,17 +821,17 @@ int st_panda_timeout_apply(struct st_db *db, const struct sp_job *j,
 	MYSQL_STMT *s;
 	long long did = 0;
 	if (rc == GB_OK) {
-		st_args_init(&args);
-		st_arg_str(&args, rebro ? "rebro" : "timeout");
-		st_arg_str(&args, subject);
-		st_arg_str(&args, request_id);
-		st_arg_str(&args, to_action_name(v->action));
-		st_arg_str(&args, to_status_name(ns));
-		st_arg_ll(&args, now);
-		st_arg_str(&args, detail_json);
-		rc = st_exec(db, SP_SID(SP_DECISION), SQL_DECISION, &args, &s);
-		if (rc == GB_OK)
-			did = (long long)mysql_stmt_insert_id(s);
+		struct st_dec_row row = {
+			.kind = rebro ? "rebro" : "timeout",
+			.subject = subject,
+			.request_id = request_id,
+			.outcome = to_action_name(v->action),
+			.chosen = to_status_name(ns),
+			.decided_at = now,
+			.detail = detail_json,
+		};
+		rc = st_dec_write(db, &row);
+		did = row.id;
 	}
 	if (rc == GB_OK && ns == TO_ST_PENDING) {
 		struct to_job tj = {

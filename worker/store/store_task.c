@@ -19,6 +19,7 @@
 ** but an operator can still edit tables by hand.
 */
 #include "store/store_internal.h"
+#include "store/store_decisions.h"
 
 #include <limits.h>
 #include <math.h>
@@ -95,9 +96,6 @@ static const char SQL_TASK_DS_GET[] =
 static const char SQL_TASK_UPDATE[] =
 	"UPDATE tasks SET status = ?, nucleus = ?, pending_until = ?, "
 	"attempts = attempts + 1, updated_at = ? WHERE task_id = ?";
-static const char SQL_DECISION_INSERT[] =
-	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
-	"decided_at, detail) VALUES ('task', ?, ?, ?, ?, ?, ?)";
 static const char SQL_PENDING_DUE[] =
 	"SELECT task_id FROM tasks WHERE status = 'pending' AND "
 	"pending_until <= ? ORDER BY pending_until LIMIT ? "
@@ -779,18 +777,18 @@ int st_task_decide(struct st_db *db, const struct tb_task *task,
 				task->task_id);
 	char subject[32];
 	snprintf(subject, sizeof(subject), "%lld", task->task_id);
-	st_args_init(&a);
-	st_arg_str(&a, subject);
-	st_arg_str(&a, request_id);
-	st_arg_str(&a, dec_outcome_name(d->outcome));
-	st_arg_str(&a, assigned ? nucleus : NULL);
-	st_arg_ll(&a, now);
-	st_arg_str(&a, detail_json);
-	rc = st_exec(db, ST_SID_DECISION_INSERT, SQL_DECISION_INSERT, &a, &s);
-	if (rc != GB_OK)
-		return rc;
-	*decision_id = (long long)mysql_stmt_insert_id(s);
-	return GB_OK;
+	struct st_dec_row row = {
+		.kind = "task",
+		.subject = subject,
+		.request_id = request_id,
+		.outcome = dec_outcome_name(d->outcome),
+		.chosen = assigned ? nucleus : NULL,
+		.decided_at = now,
+		.detail = detail_json,
+	};
+	rc = st_dec_write(db, &row);
+	*decision_id = row.id;
+	return rc;
 }
 
 int st_pending_due(struct st_db *db, long long now, size_t max, long long *ids,
