@@ -145,6 +145,14 @@ int st_need_txn(struct st_db *db, int want, const char *fn)
 			want ? "outside" : "inside");
 }
 
+int st_end(struct st_db *db, int rc)
+{
+	if (rc == GB_OK)
+		return st_commit(db);
+	st_rollback(db);
+	return rc;
+}
+
 int st_input_error(struct st_db *db, int rc, int dup)
 {
 	if (rc != GB_EDB)
@@ -170,6 +178,16 @@ int st_input_error(struct st_db *db, int rc, int dup)
 int st_cmp_strp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t st_distinct(const char **v, size_t n)
+{
+	size_t u = 0;
+	qsort(v, n, sizeof(*v), st_cmp_strp);
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || strcmp(v[i], v[u - 1]) != 0)
+			v[u++] = v[i];
+	return u;
 }
 
 int st_too_big(struct st_db *db, const char *what, size_t n)
@@ -659,17 +677,11 @@ static int mig_apply(struct st_db *db, const char *name, char *text, size_t len)
 
 static int mig_applied(struct st_db *db, int version, int *yes)
 {
-	struct st_args a;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	*yes = 0;
-	st_args_init(&a);
-	st_arg_ll(&a, version);
-	st_cols_init(&c, "l");
-	int rc = st_query(db, ST_SID_MIGRATION_APPLIED, SQL_MIGRATION_APPLIED,
-			  &a, &c, &s);
-	if (rc == GB_OK)
-		rc = st_fetch(db, s, yes);
+	int rc = st_query_id(db, ST_SID_MIGRATION_APPLIED, SQL_MIGRATION_APPLIED,
+			     version, "l", &c, &s);
+	*yes = st_row(db, s, &rc);
 	st_done(s);
 	return rc;
 }
@@ -701,10 +713,7 @@ static int seed_params(struct st_db *db)
 			st_arg_dbl(&a, d->def);
 		rc = st_exec(db, ST_SID_PARAM_SEED, SQL_PARAM_SEED, &a, &s);
 	}
-	if (rc == GB_OK)
-		return st_commit(db);
-	st_rollback(db);
-	return rc;
+	return st_end(db, rc);
 }
 
 int st_migrate(struct st_db *db, const char *dir, FILE *progress)
@@ -767,9 +776,7 @@ int st_schema_version(struct st_db *db, int *version)
 		/* A database nobody migrated yet is at version 0. */
 		return db->errnum == ER_NO_SUCH_TABLE ? GB_OK : rc;
 	}
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	if (st_row(db, s, &rc))
 		*version = (int)st_col_ll(&c, 0);
 	st_done(s);
 	return rc;
@@ -794,20 +801,11 @@ int st_params_load(struct st_db *db, struct arena *a, struct prm_set *out)
 		st_query(db, ST_SID_PARAMS_LOAD, SQL_PARAMS_LOAD, NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s);
-	struct prm_kv *kv = rows ? arena_alloc(a, rows * sizeof(*kv)) : NULL;
-	if (rows && kv == NULL) {
-		st_done(s);
-		return st_failf(db, GB_ETOOBIG, "params: %zu rows do not fit",
-				rows);
-	}
-	size_t n = 0;
+	size_t rows = 0, n = 0;
+	struct prm_kv *kv =
+		st_result_array(db, s, a, sizeof(*kv), "params", &rows, &rc);
 	int bad = 0;
-	for (;;) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (st_row(db, s, &rc)) {
 		char *name = NULL;
 		rc = st_col_str(db, s, &c, 0, a, &name);
 		if (rc != GB_OK)

@@ -501,6 +501,28 @@ int st_query(struct st_db *db, enum st_sid id, const char *sql,
 	return rc;
 }
 
+int st_query_id(struct st_db *db, enum st_sid id, const char *sql,
+		long long key, const char *spec, struct st_cols *cols,
+		MYSQL_STMT **out)
+{
+	struct st_args a;
+	st_args_init(&a);
+	st_arg_ll(&a, key);
+	st_cols_init(cols, spec);
+	return st_query(db, id, sql, &a, cols, out);
+}
+
+int st_query_str(struct st_db *db, enum st_sid id, const char *sql,
+		 const char *key, const char *spec, struct st_cols *cols,
+		 MYSQL_STMT **out)
+{
+	struct st_args a;
+	st_args_init(&a);
+	st_arg_str(&a, key);
+	st_cols_init(cols, spec);
+	return st_query(db, id, sql, &a, cols, out);
+}
+
 int st_fetch(struct st_db *db, MYSQL_STMT *s, int *got)
 {
 	*got = 0;
@@ -562,6 +584,32 @@ int st_due_ids(struct st_db *db, enum st_sid id, const char *sql,
 	st_arg_ll(&a, now);
 	st_arg_ll(&a, st_limit(max));
 	return st_query_ids(db, id, sql, &a, max, ids, n);
+}
+
+/* ---- IN lists ------------------------------------------------------------ */
+
+void st_chunks_init(struct st_chunks *ch, size_t n, size_t width)
+{
+	ch->n = n;
+	ch->width = width ? width : 1;
+	ch->off = 0;
+	ch->k = 0;
+	st_args_init_many(&ch->a);
+}
+
+int st_chunks_next(struct st_chunks *ch, const int *rc)
+{
+	ch->off += ch->k;
+	if (*rc != GB_OK || ch->off >= ch->n)
+		return 0;
+	ch->k = ch->n - ch->off < ch->width ? ch->n - ch->off : ch->width;
+	st_args_reset(&ch->a);
+	return 1;
+}
+
+void st_chunks_free(struct st_chunks *ch)
+{
+	st_args_free(&ch->a);
 }
 
 /* ---- many rows ----------------------------------------------------------- */

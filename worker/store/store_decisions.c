@@ -144,18 +144,10 @@ int st_dec_find(struct st_db *db, enum st_dec_what what, const char *id,
 	int rc = st_query(db, SD_SID(slot), sql, &args, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t total = (size_t)mysql_stmt_num_rows(s);
-	struct st_dec_row *r = total ? arena_alloc(a, total * sizeof(*r)) : NULL;
-	if (total && r == NULL) {
-		st_done(s);
-		return GB_ETOOBIG;
-	}
-	size_t k = 0;
-	for (;;) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got || k == total)
-			break;
+	size_t total = 0, k = 0;
+	struct st_dec_row *r =
+		st_result_array(db, s, a, sizeof(*r), "decisions", &total, &rc);
+	while (k < total && st_row(db, s, &rc)) {
 		struct st_dec_row *x = &r[k];
 		memset(x, 0, sizeof(*x));
 		char *v[5] = {NULL};

@@ -121,7 +121,7 @@ struct st_db {
 	char tls_key[PATH_MAX];       /* resolved (config.h: db_tls_key) */
 };
 
-/* ---- parameters (store_bind.c) ------------------------------------------ */
+/* ---- parameters (store_bind.c) ------------------------------------------- */
 
 /* Values a list holds in itself: every one-row statement, and the claim's
 ** IN list of ST_TQ_CLAIM_MAX ids, without touching the heap. */
@@ -217,14 +217,30 @@ int st_prepared_n(struct st_db *db, enum st_sid id, const char *tmpl,
 		  unsigned n, unsigned width, MYSQL_STMT **out);
 
 /*
-** The length of the chunk at `off` when `n` entries go `width` at a time:
-** the loop over a long IN list is
-**   for (off = 0; off < n; off += W) { k = st_chunk(n, off, W); ... }
+** A list of `n` entries taken `width` at a time by a statement with a
+** fixed-width list (an IN list, CASE arms): one round per chunk, the
+** chunk's values appended to ch.a, padded with st_arg_nulls up to the
+** width, then the statement run:
+**   struct st_chunks ch;
+**   st_chunks_init(&ch, n, W);
+**   while (st_chunks_next(&ch, &rc)) {
+**           for (i = 0; i < ch.k; i++) st_arg_...(&ch.a, x[ch.off + i]);
+**           st_arg_nulls(&ch.a, W - ch.k);
+**           rc = st_run_n(..., W, &ch.a, ...);
+**   }
+**   st_chunks_free(&ch);
 */
-static inline size_t st_chunk(size_t n, size_t off, size_t width)
-{
-	return n - off < width ? n - off : width;
-}
+struct st_chunks {
+	size_t n, width;
+	size_t off, k;    /* this round's entries: [off, off + k) */
+	struct st_args a; /* its values, emptied every round */
+};
+
+void st_chunks_init(struct st_chunks *ch, size_t n, size_t width);
+/* The next chunk: 1 with ch->off, ch->k set and ch->a empty; 0 when every
+** entry was had, or once *rc is an error. */
+int st_chunks_next(struct st_chunks *ch, const int *rc);
+void st_chunks_free(struct st_chunks *ch);
 
 /* ---- many rows ----------------------------------------------------------- */
 
@@ -353,6 +369,19 @@ int st_exec(struct st_db *db, enum st_sid id, const char *sql,
 int st_query(struct st_db *db, enum st_sid id, const char *sql,
 	     struct st_args *args, struct st_cols *cols, MYSQL_STMT **out);
 
+/*
+** The lookups by one key, an integer (st_query_id) or a text (NULL binds
+** SQL NULL): st_query with that one parameter, `cols` initialised from
+** `spec` first. Read the rows with st_row (one row: got = st_row(...)),
+** then st_done.
+*/
+int st_query_id(struct st_db *db, enum st_sid id, const char *sql,
+		long long key, const char *spec, struct st_cols *cols,
+		MYSQL_STMT **out);
+int st_query_str(struct st_db *db, enum st_sid id, const char *sql,
+		 const char *key, const char *spec, struct st_cols *cols,
+		 MYSQL_STMT **out);
+
 /* Next row: *got = 1 with a row, 0 at the end. */
 int st_fetch(struct st_db *db, MYSQL_STMT *s, int *got);
 
@@ -423,6 +452,9 @@ static inline int st_finite_nonneg(double v)
 	return isfinite(v) && v >= 0;
 }
 
+/* The longest MEDIUMBLOB or MEDIUMTEXT value, in bytes. */
+#define ST_MEDIUM_MAX 16777215u
+
 /* A size as a LIMIT parameter. */
 static inline long long st_limit(size_t n)
 {
@@ -432,12 +464,20 @@ static inline long long st_limit(size_t n)
 /* qsort order of `const char *` by strcmp. */
 int st_cmp_strp(const void *a, const void *b);
 
+/* Sort v[0..n) by strcmp and drop the repeats: the names an IN list asks
+** for once each. Returns how many are left. */
+size_t st_distinct(const char **v, size_t n);
+
 /* GB_ETOOBIG: `n` `what` do not fit the request's memory. */
 int st_too_big(struct st_db *db, const char *what, size_t n);
 
 /* GB_ESTATE unless a transaction is open (`want` 1) or none is (`want`
 ** 0); `fn` names the caller in the message. */
 int st_need_txn(struct st_db *db, int want, const char *fn);
+
+/* End the transaction the caller began: commit when `rc` is GB_OK (and
+** return the commit's code), else roll back and return `rc`. */
+int st_end(struct st_db *db, int rc);
 
 /*
 ** A write that failed on a value the tables refuse (too long, NULL, a

@@ -38,7 +38,6 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <mysqld_error.h>
 
 #include "gb_error.h"
 #include "model/gridmodel.h"
@@ -498,10 +497,10 @@ int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
 	    (g->nlinks && g->links == NULL) || (g->nfiles && g->files == NULL))
 		return GB_EINVAL;
 	/* START TRANSACTION would silently commit the caller's. */
-	if (st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_jobs_grid_save inside a transaction");
-	int rc = st_begin(db);
+	int rc = st_need_txn(db, 0, "st_jobs_grid_save");
+	if (rc != GB_OK)
+		return rc;
+	rc = st_begin(db);
 	for (size_t i = 0; rc == GB_OK && i < 5; i++) {
 		MYSQL_STMT *s;
 		rc = st_exec(db, SJ_SID(SJ_DEL_QUEUES + i), SQL_WIPE[i], NULL,
@@ -511,23 +510,8 @@ int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
 		rc = save_queues(db, g, now);
 	if (rc == GB_OK)
 		rc = save_links_files(db, g);
-	if (rc == GB_OK)
-		return st_commit(db);
 	/* A row the tables refuse is the grid's fault, not the server's. */
-	switch (db->errnum) {
-	case ER_DUP_ENTRY:
-	case ER_BAD_NULL_ERROR:
-	case ER_DATA_TOO_LONG:
-	case ER_CONSTRAINT_FAILED:
-	case ER_WARN_DATA_OUT_OF_RANGE:
-	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
-		rc = GB_EINVAL;
-		break;
-	default:
-		break;
-	}
-	st_rollback(db);
-	return rc;
+	return st_end(db, st_input_error(db, rc, 1));
 }
 
 /* ---- grid load ----------------------------------------------------------- */
@@ -681,11 +665,7 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 		rows ? arena_alloc(a, rows * sizeof(*cnt)) : NULL;
 	if (rows && (qs == NULL || cnt == NULL))
 		rc = st_too_big(db, "queues", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (n < rows && st_row(db, s, &rc)) {
 		rc = queue_read(db, s, c, a, gshare, &qs[n], &cnt[n]);
 		n += rc == GB_OK;
 	}
@@ -698,24 +678,16 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
 		      struct gm_grid *g)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, nucleus);
-	st_cols_init(&c, "sslddddd");
-	int rc = st_query(db, SJ_SID(SJ_LINKS), SQL_LINKS, &args, &c, &s);
+	int rc = st_query_str(db, SJ_SID(SJ_LINKS), SQL_LINKS, nucleus,
+			      "sslddddd", &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
-	struct gm_link *l = rows ? arena_alloc(a, rows * sizeof(*l)) : NULL;
-	if (rows && l == NULL)
-		rc = st_too_big(db, "links", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	size_t rows = 0, n = 0;
+	struct gm_link *l =
+		st_result_array(db, s, a, sizeof(*l), "links", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		struct gm_link *x = &l[n];
 		rc = st_col_cstr(db, s, &c, 0, a, &x->site);
 		if (rc == GB_OK)
@@ -753,10 +725,8 @@ static int load_sw_all(struct st_db *db, struct arena *a, struct gm_grid *g)
 	int rc = st_query(db, SJ_SID(SJ_SW_ALL), SQL_SW_ALL, NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	int got = 0;
 	char *json = NULL;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	if (st_row(db, s, &rc))
 		rc = st_col_str(db, s, &c, 0, a, &json);
 	st_done(s);
 	if (rc != GB_OK || json == NULL)
@@ -771,34 +741,27 @@ struct file_vec {
 	size_t n, cap;
 };
 
-/* The replicas of one chunk of distinct lfns (n <= SJ_IN_CHUNK, the IN
-** list's values in `in`), appended to `fv`. */
+/* The replicas of chunk `ch` of the distinct `lfns`, appended to `fv`. */
 static int replica_chunk(struct st_db *db, struct arena *a,
-			 struct st_args *in, const char *const *lfns, size_t n,
+			 struct st_chunks *ch, const char *const *lfns,
 			 struct file_vec *fv)
 {
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_reset(in);
-	for (size_t i = 0; i < n; i++)
-		st_arg_str(in, lfns[i]);
-	st_arg_nulls(in, SJ_IN_CHUNK - n);
+	for (size_t i = 0; i < ch->k; i++)
+		st_arg_str(&ch->a, lfns[ch->off + i]);
+	st_arg_nulls(&ch->a, SJ_IN_CHUNK - ch->k);
 	st_cols_init(&c, "ss");
 	int rc = st_run_n(db, SJ_SID(SJ_REPLICAS_IN), SQL_REPLICAS_IN,
-			  SJ_IN_CHUNK, in, &c, &s);
+			  SJ_IN_CHUNK, &ch->a, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s);
-	const char **st = rows ? arena_alloc(a, rows * sizeof(*st)) : NULL;
-	if (rows && st == NULL)
-		rc = st_too_big(db, "replicas", rows);
+	size_t rows = 0;
+	const char **st =
+		st_result_array(db, s, a, sizeof(*st), "replicas", &rows, &rc);
 	struct gm_file *cur = NULL;
-	for (size_t k = 0; rc == GB_OK && k < rows; k++) {
-		int got = 0;
+	for (size_t k = 0; k < rows && st_row(db, s, &rc); k++) {
 		const char *lfn = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_cstr(db, s, &c, 1, a, &st[k]);
 		/* Rows come grouped by lfn; one that fit the fixed buffer
 		** is compared in place, so each lfn is copied once. */
@@ -847,25 +810,20 @@ static int load_replicas(struct st_db *db, const struct gm_request *r,
 	const char **names = malloc(total * sizeof(*names));
 	if (names == NULL)
 		return st_failf(db, GB_ENOMEM, "out of memory");
-	size_t nn = 0, u = 0;
+	size_t nn = 0;
 	for (size_t i = 0; i < r->njobs; i++)
 		for (size_t j = 0; j < r->jobs[i].ninputs; j++) {
 			const char *lfn = r->jobs[i].inputs[j].lfn;
 			if (lfn && lfn[0])
 				names[nn++] = lfn;
 		}
-	qsort(names, nn, sizeof(*names), st_cmp_strp);
-	for (size_t i = 0; i < nn; i++)
-		if (u == 0 || strcmp(names[i], names[u - 1]) != 0)
-			names[u++] = names[i];
 	struct file_vec fv = {NULL, 0, 0};
-	struct st_args in;
-	st_args_init_many(&in);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t k = 0; rc == GB_OK && k < u; k += SJ_IN_CHUNK)
-		rc = replica_chunk(db, a, &in, names + k,
-				   st_chunk(u, k, SJ_IN_CHUNK), &fv);
-	st_args_free(&in);
+	st_chunks_init(&ch, st_distinct(names, nn), SJ_IN_CHUNK);
+	while (st_chunks_next(&ch, &rc))
+		rc = replica_chunk(db, a, &ch, names, &fv);
+	st_chunks_free(&ch);
 	free(names);
 	struct gm_file *f = NULL;
 	if (rc == GB_OK && fv.n) {

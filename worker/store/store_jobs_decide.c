@@ -39,8 +39,6 @@
 
 /* ---- statements ---------------------------------------------------------- */
 
-#define SJ_BODY_MAX 16777215u /* MEDIUMBLOB */
-
 static const char SQL_TASK_INFO[] =
 	"SELECT t.nucleus, t.gshare, t.full_chain, n.bare_nucleus "
 	"FROM tasks t LEFT JOIN nuclei n ON n.name = t.nucleus "
@@ -110,19 +108,12 @@ int st_jobs_task_info(struct st_db *db, long long task_id, struct arena *a,
 		return GB_EINVAL;
 	*nucleus = NULL;
 	*gshare = NULL;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, task_id);
-	st_cols_init(&c, "ssss");
-	int rc = st_query(db, SJ_SID(SJ_TASK_INFO), SQL_TASK_INFO, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
+	int rc = st_query_id(db, SJ_SID(SJ_TASK_INFO), SQL_TASK_INFO, task_id,
+			     "ssss", &c, &s);
+	int got = st_row(db, s, &rc);
 	const char *v[4] = {NULL, NULL, NULL, NULL};
-	rc = st_fetch(db, s, &got);
 	for (unsigned i = 0; rc == GB_OK && got && i < 4; i++)
 		rc = st_col_cstr(db, s, &c, i, a, &v[i]);
 	st_done(s);
@@ -155,28 +146,25 @@ int st_jobs_done(struct st_db *db, const long long *job_ids, size_t n,
 		return GB_EINVAL;
 	if (n)
 		memset(done, 0, n);
-	struct st_args in;
-	st_args_init_many(&in);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t first = 0; rc == GB_OK && first < n;
-	     first += SJ_IN_CHUNK) {
-		size_t len = st_chunk(n, first, SJ_IN_CHUNK);
+	st_chunks_init(&ch, n, SJ_IN_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
 		struct st_cols c;
 		MYSQL_STMT *s;
-		st_args_reset(&in);
-		st_arg_ids(&in, job_ids + first, len, SJ_IN_CHUNK);
+		st_arg_ids(&ch.a, job_ids + ch.off, ch.k, SJ_IN_CHUNK);
 		st_cols_init(&c, "l");
 		rc = st_run_n(db, SJ_SID(SJ_DONE_IN), SQL_DONE_IN, SJ_IN_CHUNK,
-			      &in, &c, &s);
+			      &ch.a, &c, &s);
 		while (st_row(db, s, &rc)) {
 			/* Ids may repeat: mark every position of this one. */
-			for (size_t i = 0; i < len; i++)
-				if (job_ids[first + i] == st_col_ll(&c, 0))
-					done[first + i] = 1;
+			for (size_t i = 0; i < ch.k; i++)
+				if (job_ids[ch.off + i] == st_col_ll(&c, 0))
+					done[ch.off + i] = 1;
 		}
 		st_done(s);
 	}
-	st_args_free(&in);
+	st_chunks_free(&ch);
 	return rc;
 }
 
@@ -325,7 +313,7 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 	    (r->njobs && (r->jobs == NULL || queues == NULL)))
 		return GB_EINVAL;
 	*decision_id = 0;
-	if (len > SJ_BODY_MAX)
+	if (len > ST_MEDIUM_MAX)
 		return st_failf(db, GB_ETOOBIG,
 				"request %s: %zu bytes exceed a MEDIUMBLOB",
 				request_id, len);
@@ -402,19 +390,11 @@ int st_jobs_request_load(struct st_db *db, long long id, struct arena *a,
 	*request_id = NULL;
 	*body = NULL;
 	*len = 0;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, id);
-	st_cols_init(&c, "sb");
-	int rc = st_query(db, SJ_SID(SJ_REQUEST_LOAD), SQL_REQUEST_LOAD, &args,
-			  &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	int rc = st_query_id(db, SJ_SID(SJ_REQUEST_LOAD), SQL_REQUEST_LOAD, id,
+			     "sb", &c, &s);
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "job request %lld not found",
 			      id);
 	if (rc == GB_OK)
@@ -461,11 +441,7 @@ int st_jobs_counts(struct st_db *db, const char *queue, const char *gshare,
 	st_cols_init(&c, "ddddddd");
 	int rc =
 		st_query(db, SJ_SID(SJ_COUNTS_GET), SQL_COUNTS_GET, &a, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "no counts for %s/%s", queue,
 			      gshare);
 	double *v[SJ_NCOUNTS] = {&out->running,	 &out->defined,

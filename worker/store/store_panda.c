@@ -321,18 +321,12 @@ struct locked_job {
 static int job_lock(struct st_db *db, long long id, struct arena *a,
 		    struct locked_job *j, int *found)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, id);
-	st_cols_init(&c, "slllsslllsl");
-	int rc = st_query(db, SP_SID(SP_JOB_LOCK), SQL_JOB_LOCK, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, found);
-	if (rc == GB_OK && *found) {
+	int rc = st_query_id(db, SP_SID(SP_JOB_LOCK), SQL_JOB_LOCK, id,
+			     "slllsslllsl", &c, &s);
+	*found = st_row(db, s, &rc);
+	if (*found) {
 		int st = col_status(&c, 0), bad = 0;
 		j->status = (enum to_status)st;
 		j->status_since = st_col_ll(&c, 1);
@@ -366,18 +360,12 @@ static int queue_read(struct st_db *db, const char *name, struct arena *a,
 	*found = 0;
 	if (name == NULL)
 		return GB_OK;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, name);
-	st_cols_init(&c, "slldds");
-	int rc = st_query(db, SP_SID(SP_QUEUE_ONE), SQL_QUEUE_ONE, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, found);
-	if (rc == GB_OK && *found)
+	int rc = st_query_str(db, SP_SID(SP_QUEUE_ONE), SQL_QUEUE_ONE, name,
+			      "slldds", &c, &s);
+	*found = st_row(db, s, &rc);
+	if (*found)
 		rc = queue_attrs(db, s, &c, 0, a, q, workflow);
 	st_done(s);
 	return rc;
@@ -548,11 +536,6 @@ done:
 
 /* ---- the timeout scan ---------------------------------------------------- */
 
-static int cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* One distinct queue of a batch of jobs, with what `queues` says. */
 struct qinfo {
 	const char *name;
@@ -581,24 +564,20 @@ static int fill_queues(struct st_db *db, struct arena *a, struct sp_job *jobs,
 	for (size_t i = 0; rc == GB_OK && i < n; i++)
 		if (jobs[i].queue)
 			names[nq++] = jobs[i].queue;
-	if (rc == GB_OK && nq)
-		qsort(names, nq, sizeof(*names), cmp_str);
-	size_t nu = 0;
-	for (size_t i = 0; rc == GB_OK && i < nq; i++)
-		if (nu == 0 || strcmp(qi[nu - 1].name, names[i]) != 0)
-			qi[nu++] = (struct qinfo){names[i], 0, {0}, ""};
-	for (size_t off = 0; rc == GB_OK && off < nu; off += SP_IN_CHUNK) {
-		struct st_args args;
+	size_t nu = rc == GB_OK ? st_distinct(names, nq) : 0;
+	for (size_t i = 0; i < nu; i++)
+		qi[i] = (struct qinfo){names[i], 0, {0}, ""};
+	struct st_chunks ch;
+	st_chunks_init(&ch, nu, SP_IN_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
 		struct st_cols c;
 		MYSQL_STMT *s;
-		size_t k = st_chunk(nu, off, SP_IN_CHUNK);
-		st_args_init(&args);
-		for (size_t i = 0; i < k; i++)
-			st_arg_str(&args, qi[off + i].name);
-		st_arg_nulls(&args, SP_IN_CHUNK - k);
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_str(&ch.a, names[ch.off + i]);
+		st_arg_nulls(&ch.a, SP_IN_CHUNK - ch.k);
 		st_cols_init(&c, "sslldds");
 		rc = st_run_n(db, SP_SID(SP_QUEUES_IN), SQL_QUEUES_IN,
-			      SP_IN_CHUNK, &args, &c, &s);
+			      SP_IN_CHUNK, &ch.a, &c, &s);
 		while (st_row(db, s, &rc)) {
 			char *name = NULL;
 			rc = st_col_str(db, s, &c, 0, &tmp, &name);
@@ -615,6 +594,7 @@ static int fill_queues(struct st_db *db, struct arena *a, struct sp_job *jobs,
 		}
 		st_done(s);
 	}
+	st_chunks_free(&ch);
 	for (size_t i = 0; rc == GB_OK && i < n; i++) {
 		struct sp_job *j = &jobs[i];
 		j->j.workflow = "";
@@ -737,19 +717,12 @@ struct apply_row {
 static int apply_lock(struct st_db *db, long long id, struct arena *a,
 		      struct apply_row *r)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, id);
-	st_cols_init(&c, "sssls");
-	int rc = st_query(db, SP_SID(SP_APPLY_LOCK), SQL_APPLY_LOCK, &args,
-			  &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0, bad = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	int rc = st_query_id(db, SP_SID(SP_APPLY_LOCK), SQL_APPLY_LOCK, id,
+			     "sssls", &c, &s);
+	int got = st_row(db, s, &rc), bad = 0;
+	if (!got && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "job %lld not found", id);
 	int st = got ? col_status(&c, 0) : -1;
 	if (rc == GB_OK) {
@@ -908,10 +881,7 @@ int st_panda_loads(struct st_db *db, struct arena *a, struct sp_load **out,
 	size_t rows = 0, k = 0;
 	struct sp_load *v =
 		st_result_array(db, s, a, sizeof(*v), "loads", &rows, &rc);
-	for (int got = 1; rc == GB_OK && got && k < rows;) {
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (k < rows && st_row(db, s, &rc)) {
 		struct sp_load *l = &v[k];
 		char *queue = NULL, *gshare = NULL;
 		rc = st_col_str(db, s, &c, 0, a, &queue);
@@ -953,11 +923,7 @@ int st_panda_load_lock(struct st_db *db, const char *queue,
 	st_arg_str(&args, gshare);
 	st_cols_init(&c, "dd");
 	rc = st_query(db, SP_SID(SP_LOAD_LOCK), SQL_LOAD_LOCK, &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "no counts for %s/%s", queue,
 			      gshare);
 	if (rc == GB_OK) {
@@ -968,15 +934,9 @@ int st_panda_load_lock(struct st_db *db, const char *queue,
 	if (rc != GB_OK)
 		return rc;
 	/* Read after the lock, so this queue's part is the locked value. */
-	st_args_init(&args);
-	st_arg_str(&args, gshare);
-	st_cols_init(&c, "d");
-	rc = st_query(db, SP_SID(SP_LOAD_TOTAL), SQL_LOAD_TOTAL, &args, &c,
-		      &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	rc = st_query_str(db, SP_SID(SP_LOAD_TOTAL), SQL_LOAD_TOTAL, gshare,
+			  "d", &c, &s);
+	if (st_row(db, s, &rc))
 		*nqueue_total = st_col_dbl(&c, 0);
 	st_done(s);
 	return rc;
@@ -988,24 +948,13 @@ static int rebro_cands(struct st_db *db, const char *queue,
 		       long long *ids, size_t *n)
 {
 	struct st_args args;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	*n = 0;
 	st_args_init(&args);
 	st_arg_str(&args, queue);
 	st_arg_str(&args, gshare);
 	st_arg_ll(&args, after);
 	st_arg_ll(&args, (long long)want);
-	st_cols_init(&c, "l");
-	int rc = st_query(db, SP_SID(SP_REBRO_CAND), SQL_REBRO_CAND, &args,
-			  &c, &s);
-	for (int got = 1; rc == GB_OK && got && *n < want;) {
-		rc = st_fetch(db, s, &got);
-		if (rc == GB_OK && got)
-			ids[(*n)++] = st_col_ll(&c, 0);
-	}
-	st_done(s);
-	return rc;
+	return st_query_ids(db, SP_SID(SP_REBRO_CAND), SQL_REBRO_CAND, &args,
+			    want, ids, n);
 }
 
 #define SP_PICK_BATCH 1024 /* candidates read per round */

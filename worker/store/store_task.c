@@ -239,10 +239,7 @@ int st_grid_load_nuclei(struct st_db *db, const struct tb_nucleus *nuclei,
 	rc = st_begin(db);
 	for (size_t i = 0; rc == GB_OK && i < n; i++)
 		rc = grid_put(db, &nuclei[i], now);
-	if (rc == GB_OK)
-		return st_commit(db);
-	st_rollback(db);
-	return rc;
+	return st_end(db, rc);
 }
 
 /* ---- grid state for one task --------------------------------------------- */
@@ -290,11 +287,7 @@ static int load_nuclei(struct st_db *db, struct arena *a, struct nuc_index *ix)
 		st_done(s);
 		return st_failf(db, GB_ETOOBIG, "%zu nuclei do not fit", rows);
 	}
-	while (ix->n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (ix->n < rows && st_row(db, s, &rc)) {
 		struct tb_nucleus *x = &ix->nuc[ix->n];
 		char *bare = NULL;
 		rc = st_col_cstr(db, s, &c, 0, a, &x->name);
@@ -356,11 +349,7 @@ static int load_storages(struct st_db *db, struct arena *a,
 				rows);
 	}
 	size_t k = 0;
-	while (k < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (k < rows && st_row(db, s, &rc)) {
 		char *nucleus = NULL;
 		struct tb_storage *x = &tmp[k];
 		rc = st_col_str(db, s, &c, 0, a, &nucleus);
@@ -413,21 +402,21 @@ struct rep_chunk {
 	size_t n;
 };
 
+/* The replica rows of chunk `ch` of the distinct dataset `names` into
+** `out`, counted per nucleus in `count`. */
 static int load_replica_chunk(struct st_db *db, struct arena *a,
-			      const struct nuc_index *ix, const char **names,
-			      size_t nnames, struct rep_chunk *out,
+			      const struct nuc_index *ix, struct st_chunks *ch,
+			      const char *const *names, struct rep_chunk *out,
 			      size_t *count)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	for (size_t i = 0; i < nnames; i++)
-		st_arg_str(&args, names[i]);
-	st_arg_nulls(&args, ST_IN_CHUNK - nnames);
+	for (size_t i = 0; i < ch->k; i++)
+		st_arg_str(&ch->a, names[ch->off + i]);
+	st_arg_nulls(&ch->a, ST_IN_CHUNK - ch->k);
 	st_cols_init(&c, "ssdl");
 	int rc = st_run_n(db, ST_SID_REPLICAS_IN, SQL_REPLICAS_IN, ST_IN_CHUNK,
-			  &args, &c, &s);
+			  &ch->a, &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = (size_t)mysql_stmt_num_rows(s);
@@ -439,11 +428,7 @@ static int load_replica_chunk(struct st_db *db, struct arena *a,
 		return st_failf(db, GB_ETOOBIG, "%zu replicas do not fit",
 				rows);
 	}
-	while (out->n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (out->n < rows && st_row(db, s, &rc)) {
 		char *nucleus = NULL;
 		struct tb_replica *r = &out->rows[out->n];
 		rc = st_col_str(db, s, &c, 0, a, &nucleus);
@@ -487,25 +472,21 @@ static int load_replicas(struct st_db *db, const struct tb_task *task,
 	for (size_t i = 0; i < task->ndatasets; i++)
 		if (task->datasets[i].name && task->datasets[i].name[0])
 			names[nn++] = task->datasets[i].name;
-	qsort(names, nn, sizeof(*names), st_cmp_strp);
-	size_t u = 0;
-	for (size_t i = 0; i < nn; i++)
-		if (u == 0 || strcmp(names[i], names[u - 1]) != 0)
-			names[u++] = names[i];
+	size_t u = st_distinct(names, nn);
 	size_t nchunks = (u + ST_IN_CHUNK - 1) / ST_IN_CHUNK;
 	if (nchunks == 0)
 		return GB_OK;
 	struct rep_chunk *ch = arena_alloc(a, nchunks * sizeof(*ch));
 	if (ch == NULL)
 		return st_failf(db, GB_ETOOBIG, "replica chunks do not fit");
-	for (size_t i = 0; i < nchunks; i++) {
-		size_t first = i * ST_IN_CHUNK;
-		size_t len = st_chunk(u, first, ST_IN_CHUNK);
-		int rc = load_replica_chunk(db, a, ix, names + first, len,
-					    &ch[i], count);
-		if (rc != GB_OK)
-			return rc;
-	}
+	struct st_chunks in;
+	int rc = GB_OK;
+	st_chunks_init(&in, u, ST_IN_CHUNK);
+	for (size_t i = 0; st_chunks_next(&in, &rc); i++)
+		rc = load_replica_chunk(db, a, ix, &in, names, &ch[i], count);
+	st_chunks_free(&in);
+	if (rc != GB_OK)
+		return rc;
 	for (size_t k = 0; k < ix->n; k++) {
 		struct tb_nucleus *x = &ix->nuc[k];
 		x->nlocal = 0;
@@ -638,31 +619,16 @@ static int flag01(long long v, int *out)
 static int task_datasets_load(struct st_db *db, long long task_id,
 			      struct arena *a, struct tb_task *out)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, task_id);
-	st_cols_init(&c, "sldll");
-	int rc = st_query(db, ST_SID_TASK_DS_GET, SQL_TASK_DS_GET, &args, &c,
-			  &s);
+	int rc = st_query_id(db, ST_SID_TASK_DS_GET, SQL_TASK_DS_GET, task_id,
+			     "sldll", &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s);
+	size_t rows = 0, n = 0;
 	struct tb_dataset *ds =
-		rows ? arena_alloc(a, rows * sizeof(*ds)) : NULL;
-	if (rows && ds == NULL) {
-		st_done(s);
-		return st_failf(db, GB_ETOOBIG,
-				"task %lld: %zu datasets do not fit", task_id,
-				rows);
-	}
-	size_t n = 0;
-	while (n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+		st_result_array(db, s, a, sizeof(*ds), "datasets", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		struct tb_dataset *d = &ds[n];
 		rc = st_col_cstr(db, s, &c, 0, a, &d->name);
 		if (rc != GB_OK)
@@ -694,19 +660,12 @@ int st_task_load(struct st_db *db, long long task_id, struct arena *a,
 	if (db == NULL || a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, task_id);
-	st_cols_init(&c, "slddllssd");
-	int rc = st_query(db, ST_SID_TASK_GET, SQL_TASK_GET, &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
 	char *fc = NULL, *parent = NULL;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	int rc = st_query_id(db, ST_SID_TASK_GET, SQL_TASK_GET, task_id,
+			     "slddllssd", &c, &s);
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "task %lld not found", task_id);
 	if (rc == GB_OK)
 		rc = st_col_cstr(db, s, &c, 0, a, &out->gshare);

@@ -26,8 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "gb_error.h"
 #include "store/store_tq_internal.h"
 
@@ -220,11 +218,7 @@ static int tqs_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	struct st_tq_row *v = NULL;
 	struct req_buf rb = {NULL, 0, 0};
 	int rc = GB_OK;
-	for (;;) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (st_row(db, s, &rc)) {
 		long long id = st_col_ll(c, 0);
 		if (k == 0 || v[k - 1].tq_id != id) {
 			if (k > 0 && want_reqs)
@@ -294,13 +288,10 @@ int st_tq_get(struct st_db *db, long long tq_id, struct arena *a,
 {
 	if (db == NULL || a == NULL || out == NULL || tq_id <= 0)
 		return GB_EINVAL;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, tq_id);
-	st_cols_init(&c, "lsssldlsss");
-	int rc = st_query(db, STQ_SID(STQ_GET), SQL_GET, &args, &c, &s);
+	int rc = st_query_id(db, STQ_SID(STQ_GET), SQL_GET, tq_id, "lsssldlsss",
+			     &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	struct st_tq_row *rows = NULL;
@@ -343,11 +334,7 @@ static int scan_page(struct st_db *db, long long tq_id, long long a1,
 				      &args, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	while (*got < STQ_SCAN_PAGE) {
-		int row = 0;
-		rc = st_fetch(db, s, &row);
-		if (rc != GB_OK || !row)
-			break;
+	while (*got < STQ_SCAN_PAGE && st_row(db, s, &rc)) {
 		struct st_tq_jobrow *r = &page[*got];
 		r->job_id = st_col_ll(&c, 0);
 		r->tq_id = st_col_ll(&c, 1);
@@ -412,11 +399,7 @@ int st_tq_last_match_id(struct st_db *db, long long *id)
 	st_cols_init(&c, "l");
 	int rc = st_query(db, STQ_SID(STQ_LAST_MATCH), SQL_LAST_MATCH, NULL,
 			  &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	if (st_row(db, s, &rc))
 		*id = st_col_ll(&c, 0);
 	st_done(s);
 	return rc;
@@ -438,17 +421,11 @@ int st_tq_claimed_since(struct st_db *db, long long after, size_t max,
 	MYSQL_STMT *s;
 	st_args_init(&args);
 	st_arg_ll(&args, after);
-	st_arg_ll(&args, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
+	st_arg_ll(&args, st_limit(max));
 	st_cols_init(&c, "lll");
 	int rc = st_query(db, STQ_SID(STQ_CLAIMED_SINCE), SQL_CLAIMED_SINCE,
 			  &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	while (*n < max) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (*n < max && st_row(db, s, &rc)) {
 		job_ids[*n] = st_col_ll(&c, 1);
 		tq_ids[*n] = st_col_ll(&c, 2);
 		*last = st_col_ll(&c, 0);
@@ -468,21 +445,14 @@ int st_tq_match_get(struct st_db *db, const char *request_id,
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
 	*found = 0;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, request_id);
-	st_cols_init(&c, "lsssslllssss");
-	int rc = st_query(db, STQ_SID(STQ_MATCH_GET), SQL_MATCH_GET, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
 	char *outcome = NULL, *str[7] = {NULL};
 	const unsigned col[7] = {1, 2, 3, 8, 9, 10, 11};
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	int rc = st_query_str(db, STQ_SID(STQ_MATCH_GET), SQL_MATCH_GET,
+			      request_id, "lsssslllssss", &c, &s);
+	int got = st_row(db, s, &rc);
+	if (got)
 		rc = st_col_str(db, s, &c, 4, a, &outcome);
 	for (unsigned i = 0; rc == GB_OK && got && i < 7; i++)
 		rc = st_col_str(db, s, &c, col[i], a, &str[i]);
@@ -520,19 +490,11 @@ int st_tq_match_detail(struct st_db *db, const char *request_id,
 	if (db == NULL || request_id == NULL || a == NULL || json == NULL)
 		return GB_EINVAL;
 	*json = NULL;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, request_id);
-	st_cols_init(&c, "s");
-	int rc = st_query(db, STQ_SID(STQ_MATCH_DETAIL), SQL_MATCH_DETAIL,
-			  &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	int rc = st_query_str(db, STQ_SID(STQ_MATCH_DETAIL), SQL_MATCH_DETAIL,
+			      request_id, "s", &c, &s);
+	if (st_row(db, s, &rc))
 		rc = st_col_str(db, s, &c, 0, a, json);
 	st_done(s);
 	return rc;

@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "gb_error.h"
 #include "store/store_tq_internal.h"
 
@@ -142,11 +140,8 @@ static int query_row(struct st_db *db, enum stq_slot slot, const char *sql,
 	struct st_cols c;
 	MYSQL_STMT *s;
 	st_cols_init(&c, spec);
-	*got = 0;
 	int rc = st_query(db, STQ_SID(slot), sql, a, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, got);
+	*got = st_row(db, s, &rc);
 	for (unsigned i = 0; rc == GB_OK && *got && i < c.n; i++)
 		v[i] = st_col_ll(&c, i);
 	st_done(s);
@@ -241,12 +236,8 @@ int st_tq_config_save(struct st_db *db, const struct pr_config *cfg,
 	rc = st_begin(db);
 	if (rc == GB_OK)
 		rc = cfg_write(db, cfg, seg, nseg, now);
-	if (rc == GB_OK)
-		return st_commit(db);
 	/* A repeated name is the configuration's fault too. */
-	rc = st_input_error(db, rc, 1);
-	st_rollback(db);
-	return rc;
+	return st_end(db, st_input_error(db, rc, 1));
 }
 
 static int load_groups(struct st_db *db, struct arena *a, struct pr_config *o)
@@ -258,16 +249,11 @@ static int load_groups(struct st_db *db, struct arena *a, struct pr_config *o)
 			  NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
-	struct pr_group *g = rows ? arena_alloc(a, rows * sizeof(*g)) : NULL;
-	if (rows && g == NULL)
-		rc = st_too_big(db, "groups", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
+	size_t rows = 0, n = 0;
+	struct pr_group *g =
+		st_result_array(db, s, a, sizeof(*g), "groups", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		char *name = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 0, a, &name);
 		g[n] = (struct pr_group){name, st_col_dbl(&c, 1),
 					 st_col_ll(&c, 2) != 0};
@@ -295,16 +281,10 @@ static int load_instances(struct st_db *db, struct arena *a,
 		return st_failf(db, GB_ERANGE, "%zu corrector instances stored",
 				rows);
 	}
-	struct pr_instance *in =
-		rows ? arena_alloc(a, rows * sizeof(*in)) : NULL;
-	if (rows && in == NULL)
-		rc = st_too_big(db, "corrector instances", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
+	struct pr_instance *in = st_result_array(
+		db, s, a, sizeof(*in), "corrector instances", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		char *name = NULL, *grp = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 0, a, &name);
 		if (rc == GB_OK)
 			rc = st_col_str(db, s, &c, 1, a, &grp);
@@ -320,12 +300,8 @@ static int load_instances(struct st_db *db, struct arena *a,
 	st_cols_init(&c, "ssldd");
 	rc = st_query(db, STQ_SID(STQ_CFG_GET_SLICES), SQL_CFG_GET_SLICES, NULL,
 		      &c, &s);
-	for (size_t i = 0; rc == GB_OK;) {
-		int got = 0;
+	for (size_t i = 0; st_row(db, s, &rc);) {
 		char *inst = NULL, *name = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 0, a, &inst);
 		if (rc == GB_OK)
 			rc = st_col_str(db, s, &c, 1, a, &name);
@@ -368,13 +344,8 @@ static int load_segments(struct st_db *db, struct arena *a, long long **seg,
 	long long *v = arena_alloc(a, cap * sizeof(*v));
 	if (v == NULL)
 		rc = st_too_big(db, "segments", cap);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (n < rows && st_row(db, s, &rc))
 		v[n++] = st_col_ll(&c, 0);
-	}
 	st_done(s);
 	if (rc != GB_OK)
 		return rc;
@@ -406,9 +377,7 @@ int st_tq_config_load(struct st_db *db, struct arena *a, struct pr_config *out,
 			  SQL_CFG_GET_SETTINGS, NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got) {
+	if (st_row(db, s, &rc)) {
 		out->corrections = st_col_ll(&c, 0) != 0;
 		out->default_share = st_col_dbl(&c, 1);
 	}
@@ -483,14 +452,9 @@ int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 		return GB_OK;
 	}
 	struct st_cols c;
-	st_args_init(&args);
-	st_arg_ll(&args, s->job_id);
-	st_cols_init(&c, "l");
-	rc = st_query(db, STQ_SID(STQ_JOB_EXISTS), SQL_JOB_EXISTS, &args, &c,
-		      &st);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, st, found);
+	rc = st_query_id(db, STQ_SID(STQ_JOB_EXISTS), SQL_JOB_EXISTS, s->job_id,
+			 "l", &c, &st);
+	*found = st_row(db, st, &rc);
 	st_done(st);
 	return rc;
 }
@@ -501,17 +465,11 @@ int st_tq_job_get(struct st_db *db, long long job_id, struct arena *a,
 	if (db == NULL || a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, job_id);
-	st_cols_init(&c, "llsssssslll");
-	int rc = st_query(db, STQ_SID(STQ_JOB_GET), SQL_JOB_GET, &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
+	int rc = st_query_id(db, STQ_SID(STQ_JOB_GET), SQL_JOB_GET, job_id,
+			     "llsssssslll", &c, &s);
+	int got = st_row(db, s, &rc);
 	char **str[6] = {&out->owner,	 &out->owner_group, &out->status,
 			 &out->site,	 &out->pilot_id,    &out->match_request};
 	for (unsigned i = 0; rc == GB_OK && got && i < 6; i++)
@@ -621,25 +579,24 @@ static int cmp_prio(const void *a, const void *b)
 static int prio_write(struct st_db *db, const struct prio *v, size_t n,
 		      long long dirty_seen, long long now)
 {
-	struct st_args b;
-	st_args_init_many(&b);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < n; off += STQ_PRIO_CHUNK) {
-		size_t k = st_chunk(n, off, STQ_PRIO_CHUNK);
-		st_args_reset(&b);
-		for (size_t i = 0; i < k; i++) {
-			st_arg_ll(&b, v[off + i].id);
-			st_arg_dbl(&b, v[off + i].p);
+	st_chunks_init(&ch, n, STQ_PRIO_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		const struct prio *p = v + ch.off;
+		for (size_t i = 0; i < ch.k; i++) {
+			st_arg_ll(&ch.a, p[i].id);
+			st_arg_dbl(&ch.a, p[i].p);
 		}
-		st_arg_nulls(&b, 2 * (STQ_PRIO_CHUNK - k));
-		for (size_t i = 0; i < k; i++)
-			st_arg_ll(&b, v[off + i].id);
-		st_arg_nulls(&b, STQ_PRIO_CHUNK - k);
+		st_arg_nulls(&ch.a, 2 * (STQ_PRIO_CHUNK - ch.k));
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, p[i].id);
+		st_arg_nulls(&ch.a, STQ_PRIO_CHUNK - ch.k);
 		MYSQL_STMT *s;
 		rc = st_run_n(db, STQ_SID(STQ_PRIO_UPDATE), SQL_PRIO_UPDATE,
-			      STQ_PRIO_CHUNK, &b, NULL, &s);
+			      STQ_PRIO_CHUNK, &ch.a, NULL, &s);
 	}
-	st_args_free(&b);
+	st_chunks_free(&ch);
 	if (rc == GB_OK) {
 		struct st_args a;
 		st_args_init(&a);
@@ -675,10 +632,7 @@ int st_tq_prio_save(struct st_db *db, const struct pr_tq *t, size_t n,
 	if (rc == GB_OK)
 		rc = prio_write(db, v, n, dirty_seen, now);
 	free(v);
-	if (rc == GB_OK)
-		return st_commit(db);
-	st_rollback(db);
-	return st_input_error(db, rc, 0);
+	return st_end(db, st_input_error(db, rc, 0));
 }
 
 /* ---- history ------------------------------------------------------------- */
@@ -704,26 +658,17 @@ int st_tq_history_load(struct st_db *db, long long since, struct arena *a,
 		return GB_EINVAL;
 	*out = NULL;
 	*n = 0;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, since);
-	st_cols_init(&c, "lssd");
-	int rc = st_query(db, STQ_SID(STQ_HIST_LOAD), SQL_HIST_LOAD, &args, &c,
-			  &s);
+	int rc = st_query_id(db, STQ_SID(STQ_HIST_LOAD), SQL_HIST_LOAD, since,
+			     "lssd", &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s), k = 0;
-	struct pr_sample *v = rows ? arena_alloc(a, rows * sizeof(*v)) : NULL;
-	if (rows && v == NULL)
-		rc = st_too_big(db, "history samples", rows);
-	while (rc == GB_OK && k < rows) {
-		int got = 0;
+	size_t rows = 0, k = 0;
+	struct pr_sample *v = st_result_array(db, s, a, sizeof(*v),
+					      "history samples", &rows, &rc);
+	while (k < rows && st_row(db, s, &rc)) {
 		char *grp = NULL, *owner = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 1, a, &grp);
 		if (rc == GB_OK)
 			rc = st_col_str(db, s, &c, 2, a, &owner);
@@ -808,7 +753,7 @@ int st_tq_cleanup(struct st_db *db, long long older_than, size_t max,
 	MYSQL_STMT *s;
 	st_args_init(&a);
 	st_arg_ll(&a, older_than);
-	st_arg_ll(&a, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
+	st_arg_ll(&a, st_limit(max));
 	st_cols_init(&c, "l");
 	rc = st_query(db, STQ_SID(STQ_CLEAN_CANDIDATES), SQL_CLEAN_CANDIDATES,
 		      &a, &c, &s);
@@ -818,13 +763,8 @@ int st_tq_cleanup(struct st_db *db, long long older_than, size_t max,
 	long long *ids = malloc((rows ? rows : 1) * sizeof(*ids));
 	if (ids == NULL)
 		rc = st_failf(db, GB_ENOMEM, "out of memory");
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (n < rows && st_row(db, s, &rc))
 		ids[n++] = st_col_ll(&c, 0);
-	}
 	st_done(s);
 	for (size_t i = 0; rc == GB_OK && i < n; i++) {
 		int gone = 0;

@@ -50,7 +50,6 @@
 #define STQ_SIG_MAX ((size_t)64 << 20)
 #define STQ_SCRATCH_CAP ((size_t)1 << 30)
 #define STQ_RECORD_BYTES ((size_t)4 << 20) /* payload of one record INSERT */
-#define STQ_DETAIL_MAX 16777215u /* MEDIUMTEXT */
 
 _Static_assert(STQ_CLAIM_WIDTH == ST_TQ_CLAIM_MAX,
 	       "the claim's IN list must hold ST_TQ_CLAIM_MAX ids");
@@ -286,22 +285,19 @@ static int group_jobs(struct sub *x, const struct cdt_job *jobs, size_t n,
 /* Step 2: the tq_id of every signature that has a TQ (not locked yet). */
 static int find_tqs(struct sub *x)
 {
-	struct st_args a;
-	st_args_init_many(&a);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < x->ng;
-	     off += STQ_LOOKUP_CHUNK) {
-		size_t k = st_chunk(x->ng, off, STQ_LOOKUP_CHUNK);
-		st_args_reset(&a);
-		for (size_t i = 0; i < k; i++)
-			st_arg_u64(&a, x->g[off + i].hash);
-		st_arg_nulls(&a, STQ_LOOKUP_CHUNK - k);
+	st_chunks_init(&ch, x->ng, STQ_LOOKUP_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_u64(&ch.a, x->g[ch.off + i].hash);
+		st_arg_nulls(&ch.a, STQ_LOOKUP_CHUNK - ch.k);
 		struct st_cols c;
 		MYSQL_STMT *s = NULL;
 		st_cols_init(&c, "ll");
 		c.b[0].is_unsigned = 1;
 		rc = st_run_n(x->db, STQ_SID(STQ_SIG_LOOKUP), SQL_SIG_LOOKUP,
-			      STQ_LOOKUP_CHUNK, &a, &c, &s);
+			      STQ_LOOKUP_CHUNK, &ch.a, &c, &s);
 		while (st_row(x->db, s, &rc)) {
 			uint64_t h;
 			memcpy(&h, &c.ll[0], sizeof(h));
@@ -311,7 +307,7 @@ static int find_tqs(struct sub *x)
 		}
 		st_done(s);
 	}
-	st_args_free(&a);
+	st_chunks_free(&ch);
 	return rc;
 }
 
@@ -343,21 +339,19 @@ static int lock_tqs(struct sub *x)
 		if (x->g[i].tq_id > 0)
 			c[nc++] = (struct idg){x->g[i].tq_id, i};
 	qsort(c, nc, sizeof(*c), cmp_idg);
-	struct st_args a;
-	st_args_init_many(&a);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < nc; off += STQ_LOOKUP_CHUNK) {
-		size_t k = st_chunk(nc, off, STQ_LOOKUP_CHUNK);
-		st_args_reset(&a);
-		for (size_t i = 0; i < k; i++)
-			st_arg_ll(&a, c[off + i].id);
-		st_arg_nulls(&a, STQ_LOOKUP_CHUNK - k);
+	st_chunks_init(&ch, nc, STQ_LOOKUP_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, c[ch.off + i].id);
+		st_arg_nulls(&ch.a, STQ_LOOKUP_CHUNK - ch.k);
 		struct st_cols cols;
 		MYSQL_STMT *s = NULL;
 		st_cols_init(&cols, "llls");
 		cols.b[1].is_unsigned = 1;
 		rc = st_run_n(db, STQ_SID(STQ_TQ_LOCK), SQL_TQ_LOCK,
-			      STQ_LOOKUP_CHUNK, &a, &cols, &s);
+			      STQ_LOOKUP_CHUNK, &ch.a, &cols, &s);
 		while (st_row(db, s, &rc)) {
 			long long id = st_col_ll(&cols, 0);
 			uint64_t h;
@@ -389,7 +383,7 @@ static int lock_tqs(struct sub *x)
 	for (size_t i = 0; rc == GB_OK && i < x->ng; i++)
 		if (!locked[i])
 			x->g[i].tq_id = 0;
-	st_args_free(&a);
+	st_chunks_free(&ch);
 	free(c);
 	free(locked);
 	return rc;
@@ -402,16 +396,13 @@ static int lock_by_sig(struct st_db *db, struct grp *g, int *found)
 	struct st_args a;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	*found = 0;
 	st_args_init(&a);
 	st_arg_u64(&a, g->hash);
 	st_cols_init(&c, "lls");
 	int rc = st_query(db, STQ_SID(STQ_TQ_LOCK_SIG), SQL_TQ_LOCK_SIG, &a, &c,
 			  &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, found);
-	if (rc == GB_OK && *found) {
+	*found = st_row(db, s, &rc);
+	if (*found) {
 		int eq = stq_col_equals(db, s, &c, 2, g->sig, g->siglen);
 		if (eq < 0)
 			rc = eq;
@@ -597,26 +588,24 @@ static int advance_seqs(struct sub *x)
 	for (size_t i = 0; i < x->ng; i++)
 		c[i] = (struct idg){x->g[i].tq_id, i};
 	qsort(c, x->ng, sizeof(*c), cmp_idg);
-	struct st_args a;
-	st_args_init_many(&a);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < x->ng;
-	     off += STQ_CASE_CHUNK) {
-		size_t k = st_chunk(x->ng, off, STQ_CASE_CHUNK);
-		st_args_reset(&a);
-		for (size_t i = 0; i < k; i++) {
-			st_arg_ll(&a, c[off + i].id);
-			st_arg_ll(&a, x->g[c[off + i].g].next_seq);
+	st_chunks_init(&ch, x->ng, STQ_CASE_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		const struct idg *v = c + ch.off;
+		for (size_t i = 0; i < ch.k; i++) {
+			st_arg_ll(&ch.a, v[i].id);
+			st_arg_ll(&ch.a, x->g[v[i].g].next_seq);
 		}
-		st_arg_nulls(&a, 2 * (STQ_CASE_CHUNK - k));
-		for (size_t i = 0; i < k; i++)
-			st_arg_ll(&a, c[off + i].id);
-		st_arg_nulls(&a, STQ_CASE_CHUNK - k);
+		st_arg_nulls(&ch.a, 2 * (STQ_CASE_CHUNK - ch.k));
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, v[i].id);
+		st_arg_nulls(&ch.a, STQ_CASE_CHUNK - ch.k);
 		MYSQL_STMT *s;
 		rc = st_run_n(x->db, STQ_SID(STQ_NEXT_SEQ), SQL_NEXT_SEQ,
-			      STQ_CASE_CHUNK, &a, NULL, &s);
+			      STQ_CASE_CHUNK, &ch.a, NULL, &s);
 	}
-	st_args_free(&a);
+	st_chunks_free(&ch);
 	free(c);
 	return rc;
 }
@@ -732,7 +721,7 @@ static int rec_check(struct st_db *db, const struct st_tq_match_rec *r,
 		bad = "code missing or too long";
 	else if (m->matched && (m->job_id <= 0 || m->tq_id <= 0))
 		bad = "a match without its job and task queue";
-	else if (r->detail_json && strlen(r->detail_json) > STQ_DETAIL_MAX)
+	else if (r->detail_json && strlen(r->detail_json) > ST_MEDIUM_MAX)
 		bad = "detail longer than a MEDIUMTEXT";
 	if (bad)
 		return st_failf(db, GB_EINVAL, "match record %zu: %s", i, bad);
