@@ -679,8 +679,9 @@ static int mig_applied(struct st_db *db, int version, int *yes)
 {
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, ST_SID_MIGRATION_APPLIED, SQL_MIGRATION_APPLIED,
-			     version, "l", &c, &s);
+	int rc = st_query_key(db, ST_SID_MIGRATION_APPLIED,
+			      SQL_MIGRATION_APPLIED, ST_ID(version), "l", &c,
+			      &s);
 	*yes = st_row(db, s, &rc);
 	st_done(s);
 	return rc;

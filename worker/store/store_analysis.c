@@ -284,15 +284,14 @@ static int owner_row(struct st_db *db, const char *kind, const char *name,
 	return rc;
 }
 
-/* The one row of a query by one text (or, str NULL, id) key, its columns
-** left in `c`; *got 0 without a row. */
+/* The one row of a query by one key, its columns left in `c`; *got 0
+** without a row. */
 static int one_value(struct st_db *db, enum sa_slot slot, const char *sql,
-		     const char *str, long long id, const char *spec,
-		     struct st_cols *c, int *got)
+		     struct st_key key, const char *spec, struct st_cols *c,
+		     int *got)
 {
 	MYSQL_STMT *s;
-	int rc = str ? st_query_str(db, SA_SID(slot), sql, str, spec, c, &s)
-		     : st_query_id(db, SA_SID(slot), sql, id, spec, c, &s);
+	int rc = st_query_key(db, SA_SID(slot), sql, key, spec, c, &s);
 	*got = st_row(db, s, &rc);
 	st_done(s);
 	return rc;
@@ -321,8 +320,8 @@ static int user_state(struct st_db *db, const struct gm_request *r,
 
 	struct st_cols c;
 	int got = 0;
-	rc = one_value(db, SA_HI_SLOTS, SQL_HI_SLOTS, r->an.user, 0, "d", &c,
-		       &got);
+	rc = one_value(db, SA_HI_SLOTS, SQL_HI_SLOTS, ST_TEXT(r->an.user), "d",
+		       &c, &got);
 	double hi = got && !st_col_isnull(&c, 0) ? st_col_dbl(&c, 0) : 0;
 	if (rc == GB_OK && !st_finite_nonneg(hi))
 		rc = st_failf(db, GB_ERANGE, "jobs of %s: negative cores",
@@ -332,8 +331,8 @@ static int user_state(struct st_db *db, const struct gm_request *r,
 	/* AJ-04 reads the User Analysis share only; without a row the task
 	** is immune (the caller logs it). */
 	if (rc == GB_OK && strcmp(r->t.gshare, "User Analysis") == 0)
-		rc = one_value(db, SA_SHARE, SQL_SHARE, r->t.gshare, 0, "dd",
-			       &c, &got);
+		rc = one_value(db, SA_SHARE, SQL_SHARE, ST_TEXT(r->t.gshare),
+			       "dd", &c, &got);
 	else
 		got = 0;
 	if (rc == GB_OK && got) {
@@ -348,8 +347,8 @@ static int user_state(struct st_db *db, const struct gm_request *r,
 	}
 
 	if (rc == GB_OK)
-		rc = one_value(db, SA_CLASS, SQL_CLASS, NULL, r->t.task_id, "s",
-			       &c, &got);
+		rc = one_value(db, SA_CLASS, SQL_CLASS, ST_ID(r->t.task_id),
+			       "s", &c, &got);
 	if (rc != GB_OK)
 		return rc;
 	/* An ENUM word: always within the fixed buffer. */

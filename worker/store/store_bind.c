@@ -501,26 +501,32 @@ int st_query(struct st_db *db, enum st_sid id, const char *sql,
 	return rc;
 }
 
-int st_query_id(struct st_db *db, enum st_sid id, const char *sql,
-		long long key, const char *spec, struct st_cols *cols,
-		MYSQL_STMT **out)
-{
-	struct st_args a;
-	st_args_init(&a);
-	st_arg_ll(&a, key);
-	st_cols_init(cols, spec);
-	return st_query(db, id, sql, &a, cols, out);
-}
-
-int st_query_str(struct st_db *db, enum st_sid id, const char *sql,
-		 const char *key, const char *spec, struct st_cols *cols,
+int st_query_key(struct st_db *db, enum st_sid id, const char *sql,
+		 struct st_key key, const char *spec, struct st_cols *cols,
 		 MYSQL_STMT **out)
 {
 	struct st_args a;
 	st_args_init(&a);
-	st_arg_str(&a, key);
+	if (key.is_text)
+		st_arg_str(&a, key.text);
+	else
+		st_arg_ll(&a, key.id);
 	st_cols_init(cols, spec);
 	return st_query(db, id, sql, &a, cols, out);
+}
+
+int st_update_id(struct st_db *db, enum st_sid id, const char *sql,
+		 long long value, long long key, const char *what)
+{
+	struct st_args a;
+	MYSQL_STMT *s;
+	st_args_init(&a);
+	st_arg_ll(&a, value);
+	st_arg_ll(&a, key);
+	int rc = st_exec(db, id, sql, &a, &s);
+	if (rc == GB_OK && mysql_stmt_affected_rows(s) == 0)
+		rc = st_failf(db, GB_ENOTFOUND, "%s %lld not found", what, key);
+	return rc;
 }
 
 int st_fetch(struct st_db *db, MYSQL_STMT *s, int *got)

@@ -45,7 +45,8 @@
 /* `n` slots a file (or a group of files) numbers its statements in, from
 ** ST_SID_<name>_BASE to ST_SID_<name>_LAST. */
 #define ST_SID_RANGE(name, n)                                                  \
-	ST_SID_##name##_BASE, ST_SID_##name##_LAST = ST_SID_##name##_BASE + (n)-1
+	ST_SID_##name##_BASE,                                                  \
+		ST_SID_##name##_LAST = ST_SID_##name##_BASE + (n)-1
 
 /* One slot per statement the store prepares. */
 enum st_sid {
@@ -369,18 +370,33 @@ int st_exec(struct st_db *db, enum st_sid id, const char *sql,
 int st_query(struct st_db *db, enum st_sid id, const char *sql,
 	     struct st_args *args, struct st_cols *cols, MYSQL_STMT **out);
 
+/* The one parameter of a lookup: an integer (ST_ID) or a text (ST_TEXT;
+** NULL binds SQL NULL). */
+struct st_key {
+	int is_text;
+	const char *text;
+	long long id;
+};
+#define ST_ID(v) ((struct st_key){0, NULL, (v)})
+#define ST_TEXT(s) ((struct st_key){1, (s), 0})
+
 /*
-** The lookups by one key, an integer (st_query_id) or a text (NULL binds
-** SQL NULL): st_query with that one parameter, `cols` initialised from
-** `spec` first. Read the rows with st_row (one row: got = st_row(...)),
-** then st_done.
+** A lookup by one key: st_query with `key` the one parameter, `cols`
+** initialised from `spec` first. Read the rows with st_row (one row:
+** got = st_row(...)), then st_done.
 */
-int st_query_id(struct st_db *db, enum st_sid id, const char *sql,
-		long long key, const char *spec, struct st_cols *cols,
-		MYSQL_STMT **out);
-int st_query_str(struct st_db *db, enum st_sid id, const char *sql,
-		 const char *key, const char *spec, struct st_cols *cols,
+int st_query_key(struct st_db *db, enum st_sid id, const char *sql,
+		 struct st_key key, const char *spec, struct st_cols *cols,
 		 MYSQL_STMT **out);
+
+/*
+** An UPDATE of the row whose key is `key`: `sql` takes `value`, then the
+** key. GB_ENOTFOUND ("<what> <key> not found") when no row has that key;
+** with CLIENT_FOUND_ROWS a row that already had the value counts as
+** found. Returns 0 or a store error.
+*/
+int st_update_id(struct st_db *db, enum st_sid id, const char *sql,
+		 long long value, long long key, const char *what);
 
 /* Next row: *got = 1 with a row, 0 at the end. */
 int st_fetch(struct st_db *db, MYSQL_STMT *s, int *got);

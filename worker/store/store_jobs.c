@@ -680,7 +680,7 @@ static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
 {
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_str(db, SJ_SID(SJ_LINKS), SQL_LINKS, nucleus,
+	int rc = st_query_key(db, SJ_SID(SJ_LINKS), SQL_LINKS, ST_TEXT(nucleus),
 			      "sslddddd", &c, &s);
 	if (rc != GB_OK)
 		return rc;

@@ -110,8 +110,8 @@ int st_jobs_task_info(struct st_db *db, long long task_id, struct arena *a,
 	*gshare = NULL;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, SJ_SID(SJ_TASK_INFO), SQL_TASK_INFO, task_id,
-			     "ssss", &c, &s);
+	int rc = st_query_key(db, SJ_SID(SJ_TASK_INFO), SQL_TASK_INFO,
+			      ST_ID(task_id), "ssss", &c, &s);
 	int got = st_row(db, s, &rc);
 	const char *v[4] = {NULL, NULL, NULL, NULL};
 	for (unsigned i = 0; rc == GB_OK && got && i < 4; i++)
@@ -392,8 +392,8 @@ int st_jobs_request_load(struct st_db *db, long long id, struct arena *a,
 	*len = 0;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, SJ_SID(SJ_REQUEST_LOAD), SQL_REQUEST_LOAD, id,
-			     "sb", &c, &s);
+	int rc = st_query_key(db, SJ_SID(SJ_REQUEST_LOAD), SQL_REQUEST_LOAD,
+			      ST_ID(id), "sb", &c, &s);
 	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "job request %lld not found",
 			      id);
@@ -412,18 +412,9 @@ int st_jobs_request_close(struct st_db *db, long long id, long long now)
 {
 	if (db == NULL)
 		return GB_EINVAL;
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, now);
-	st_arg_ll(&a, id);
-	int rc = st_exec(db, SJ_SID(SJ_REQUEST_CLOSE), SQL_REQUEST_CLOSE, &a,
-			 &s);
-	/* CLIENT_FOUND_ROWS: matched rows, so a row already done counts. */
-	if (rc == GB_OK && mysql_stmt_affected_rows(s) == 0)
-		rc = st_failf(db, GB_ENOTFOUND, "job request %lld not found",
-			      id);
-	return rc;
+	/* A row already done counts as found. */
+	return st_update_id(db, SJ_SID(SJ_REQUEST_CLOSE), SQL_REQUEST_CLOSE,
+			    now, id, "job request");
 }
 
 int st_jobs_counts(struct st_db *db, const char *queue, const char *gshare,

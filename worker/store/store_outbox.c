@@ -98,19 +98,9 @@ int st_outbox_sent(struct st_db *db, long long id)
 {
 	if (db == NULL)
 		return GB_EINVAL;
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, clk_now());
-	st_arg_ll(&a, id);
-	int rc = st_exec(db, ST_SID_OUTBOX_SENT, SQL_OUTBOX_SENT, &a, &s);
-	if (rc != GB_OK)
-		return rc;
-	/* Matched rows (CLIENT_FOUND_ROWS): a row sent twice still matches. */
-	if (mysql_stmt_affected_rows(s) == 0)
-		return st_failf(db, GB_ENOTFOUND, "outbox row %lld not found",
-				id);
-	return GB_OK;
+	/* A row sent twice still matches. */
+	return st_update_id(db, ST_SID_OUTBOX_SENT, SQL_OUTBOX_SENT, clk_now(),
+			    id, "outbox row");
 }
 
 /* Read the selected rows into `a`; the statement's result is released. */

@@ -323,8 +323,8 @@ static int job_lock(struct st_db *db, long long id, struct arena *a,
 {
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, SP_SID(SP_JOB_LOCK), SQL_JOB_LOCK, id,
-			     "slllsslllsl", &c, &s);
+	int rc = st_query_key(db, SP_SID(SP_JOB_LOCK), SQL_JOB_LOCK, ST_ID(id),
+			      "slllsslllsl", &c, &s);
 	*found = st_row(db, s, &rc);
 	if (*found) {
 		int st = col_status(&c, 0), bad = 0;
@@ -362,8 +362,8 @@ static int queue_read(struct st_db *db, const char *name, struct arena *a,
 		return GB_OK;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_str(db, SP_SID(SP_QUEUE_ONE), SQL_QUEUE_ONE, name,
-			      "slldds", &c, &s);
+	int rc = st_query_key(db, SP_SID(SP_QUEUE_ONE), SQL_QUEUE_ONE,
+			      ST_TEXT(name), "slldds", &c, &s);
 	*found = st_row(db, s, &rc);
 	if (*found)
 		rc = queue_attrs(db, s, &c, 0, a, q, workflow);
@@ -692,17 +692,10 @@ int st_panda_recheck(struct st_db *db, long long job_id, long long at)
 	if (db == NULL)
 		return GB_EINVAL;
 	int rc = need_txn(db, "st_panda_recheck");
-	if (rc != GB_OK)
-		return rc;
-	struct st_args args;
-	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, at);
-	st_arg_ll(&args, job_id);
-	rc = st_exec(db, SP_SID(SP_RECHECK), SQL_RECHECK, &args, &s);
-	/* CLIENT_FOUND_ROWS: matched rows, so an unchanged time counts. */
-	if (rc == GB_OK && mysql_stmt_affected_rows(s) == 0)
-		rc = st_failf(db, GB_ENOTFOUND, "job %lld not found", job_id);
+	/* An unchanged time counts as found. */
+	if (rc == GB_OK)
+		rc = st_update_id(db, SP_SID(SP_RECHECK), SQL_RECHECK, at,
+				  job_id, "job");
 	return rc;
 }
 
@@ -719,8 +712,8 @@ static int apply_lock(struct st_db *db, long long id, struct arena *a,
 {
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, SP_SID(SP_APPLY_LOCK), SQL_APPLY_LOCK, id,
-			     "sssls", &c, &s);
+	int rc = st_query_key(db, SP_SID(SP_APPLY_LOCK), SQL_APPLY_LOCK,
+			      ST_ID(id), "sssls", &c, &s);
 	int got = st_row(db, s, &rc), bad = 0;
 	if (!got && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "job %lld not found", id);
@@ -934,8 +927,8 @@ int st_panda_load_lock(struct st_db *db, const char *queue,
 	if (rc != GB_OK)
 		return rc;
 	/* Read after the lock, so this queue's part is the locked value. */
-	rc = st_query_str(db, SP_SID(SP_LOAD_TOTAL), SQL_LOAD_TOTAL, gshare,
-			  "d", &c, &s);
+	rc = st_query_key(db, SP_SID(SP_LOAD_TOTAL), SQL_LOAD_TOTAL,
+			  ST_TEXT(gshare), "d", &c, &s);
 	if (st_row(db, s, &rc))
 		*nqueue_total = st_col_dbl(&c, 0);
 	st_done(s);

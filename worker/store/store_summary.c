@@ -64,8 +64,8 @@ int st_summary_groups(struct st_db *db, enum ss_kind kind, long long since,
 		return GB_EINVAL;
 	struct st_cols cols;
 	MYSQL_STMT *s = NULL;
-	int rc = st_query_id(db, (enum st_sid)q[kind].sid, q[kind].sql, since,
-			     "ssl", &cols, &s);
+	int rc = st_query_key(db, (enum st_sid)q[kind].sid, q[kind].sql,
+			      ST_ID(since), "ssl", &cols, &s);
 	while (st_row(db, s, &rc)) {
 		/* a VARCHAR(256) of utf8mb4 may outgrow the column buffer:
 		** st_col_str fetches it whole, into a per-row arena */

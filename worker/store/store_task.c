@@ -570,7 +570,8 @@ int st_task_save(struct st_db *db, const struct tb_task *task,
 				task->task_id);
 	for (size_t i = 0; i < task->ndatasets; i++) {
 		const struct tb_dataset *d = &task->datasets[i];
-		if (d->name == NULL || !st_finite_nonneg(d->size) || d->files < 0)
+		if (d->name == NULL || !st_finite_nonneg(d->size) ||
+		    d->files < 0)
 			return st_failf(
 				db, GB_EINVAL,
 				"task %lld: dataset %zu: name, size and "
@@ -621,8 +622,8 @@ static int task_datasets_load(struct st_db *db, long long task_id,
 {
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, ST_SID_TASK_DS_GET, SQL_TASK_DS_GET, task_id,
-			     "sldll", &c, &s);
+	int rc = st_query_key(db, ST_SID_TASK_DS_GET, SQL_TASK_DS_GET,
+			      ST_ID(task_id), "sldll", &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = 0, n = 0;
@@ -637,7 +638,8 @@ static int task_datasets_load(struct st_db *db, long long task_id,
 		long long files = st_col_ll(&c, 3);
 		if (d->name == NULL || flag01(st_col_ll(&c, 1), &d->primary) ||
 		    flag01(st_col_ll(&c, 4), &d->on_tape) ||
-		    !st_finite_nonneg(d->size) || files < 0 || files > LONG_MAX) {
+		    !st_finite_nonneg(d->size) || files < 0 ||
+		    files > LONG_MAX) {
 			rc = st_failf(db, GB_ERANGE,
 				      "task %lld: dataset row %zu out of range",
 				      task_id, n);
@@ -663,8 +665,8 @@ int st_task_load(struct st_db *db, long long task_id, struct arena *a,
 	struct st_cols c;
 	MYSQL_STMT *s;
 	char *fc = NULL, *parent = NULL;
-	int rc = st_query_id(db, ST_SID_TASK_GET, SQL_TASK_GET, task_id,
-			     "slddllssd", &c, &s);
+	int rc = st_query_key(db, ST_SID_TASK_GET, SQL_TASK_GET, ST_ID(task_id),
+			      "slddllssd", &c, &s);
 	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "task %lld not found", task_id);
 	if (rc == GB_OK)

@@ -290,8 +290,8 @@ int st_tq_get(struct st_db *db, long long tq_id, struct arena *a,
 		return GB_EINVAL;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, STQ_SID(STQ_GET), SQL_GET, tq_id, "lsssldlsss",
-			     &c, &s);
+	int rc = st_query_key(db, STQ_SID(STQ_GET), SQL_GET, ST_ID(tq_id),
+			      "lsssldlsss", &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	struct st_tq_row *rows = NULL;
@@ -449,8 +449,8 @@ int st_tq_match_get(struct st_db *db, const char *request_id,
 	MYSQL_STMT *s;
 	char *outcome = NULL, *str[7] = {NULL};
 	const unsigned col[7] = {1, 2, 3, 8, 9, 10, 11};
-	int rc = st_query_str(db, STQ_SID(STQ_MATCH_GET), SQL_MATCH_GET,
-			      request_id, "lsssslllssss", &c, &s);
+	int rc = st_query_key(db, STQ_SID(STQ_MATCH_GET), SQL_MATCH_GET,
+			      ST_TEXT(request_id), "lsssslllssss", &c, &s);
 	int got = st_row(db, s, &rc);
 	if (got)
 		rc = st_col_str(db, s, &c, 4, a, &outcome);
@@ -492,8 +492,8 @@ int st_tq_match_detail(struct st_db *db, const char *request_id,
 	*json = NULL;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_str(db, STQ_SID(STQ_MATCH_DETAIL), SQL_MATCH_DETAIL,
-			      request_id, "s", &c, &s);
+	int rc = st_query_key(db, STQ_SID(STQ_MATCH_DETAIL), SQL_MATCH_DETAIL,
+			      ST_TEXT(request_id), "s", &c, &s);
 	if (st_row(db, s, &rc))
 		rc = st_col_str(db, s, &c, 0, a, json);
 	st_done(s);

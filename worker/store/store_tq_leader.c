@@ -452,8 +452,8 @@ int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 		return GB_OK;
 	}
 	struct st_cols c;
-	rc = st_query_id(db, STQ_SID(STQ_JOB_EXISTS), SQL_JOB_EXISTS, s->job_id,
-			 "l", &c, &st);
+	rc = st_query_key(db, STQ_SID(STQ_JOB_EXISTS), SQL_JOB_EXISTS,
+			  ST_ID(s->job_id), "l", &c, &st);
 	*found = st_row(db, st, &rc);
 	st_done(st);
 	return rc;
@@ -467,8 +467,8 @@ int st_tq_job_get(struct st_db *db, long long job_id, struct arena *a,
 	memset(out, 0, sizeof(*out));
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, STQ_SID(STQ_JOB_GET), SQL_JOB_GET, job_id,
-			     "llsssssslll", &c, &s);
+	int rc = st_query_key(db, STQ_SID(STQ_JOB_GET), SQL_JOB_GET,
+			      ST_ID(job_id), "llsssssslll", &c, &s);
 	int got = st_row(db, s, &rc);
 	char **str[6] = {&out->owner,	 &out->owner_group, &out->status,
 			 &out->site,	 &out->pilot_id,    &out->match_request};
@@ -496,6 +496,21 @@ int st_tq_job_get(struct st_db *db, long long job_id, struct arena *a,
 
 /* ---- the lease ----------------------------------------------------------- */
 
+/*
+** Run lease statement `slot` with `a` (*s gets it), never inside a
+** transaction (`fn` names the caller): there the lease row would stay
+** locked, and the lease would not be visible to the others, until the
+** commit.
+*/
+static int lease_exec(struct st_db *db, const char *fn, enum stq_slot slot,
+		      const char *sql, struct st_args *a, MYSQL_STMT **s)
+{
+	int rc = st_need_txn(db, 0, fn);
+	if (rc == GB_OK)
+		rc = st_exec(db, STQ_SID(slot), sql, a, s);
+	return rc;
+}
+
 int st_tq_lease(struct st_db *db, const char *owner, long long now,
 		int lease_s, int *leader)
 {
@@ -503,11 +518,6 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 	    strlen(owner) > STQ_LEADER_BYTES || lease_s <= 0 || leader == NULL)
 		return GB_EINVAL;
 	*leader = 0;
-	/* Inside a transaction the lease row would stay locked, and the
-	** lease would not be visible to the others, until the commit. */
-	int rc = st_need_txn(db, 0, "st_tq_lease");
-	if (rc != GB_OK)
-		return rc;
 	struct st_args a;
 	MYSQL_STMT *s;
 	st_args_init(&a);
@@ -515,7 +525,7 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 	st_arg_ll(&a, now + lease_s);
 	st_arg_str(&a, owner);
 	st_arg_ll(&a, now);
-	rc = st_exec(db, STQ_SID(STQ_LEASE), SQL_LEASE, &a, &s);
+	int rc = lease_exec(db, "st_tq_lease", STQ_LEASE, SQL_LEASE, &a, &s);
 	if (rc != GB_OK)
 		return st_input_error(db, rc, 0);
 	/* CLIENT_FOUND_ROWS: 1 whenever the WHERE clause held, also for a
@@ -528,15 +538,12 @@ int st_tq_lease_release(struct st_db *db, const char *owner)
 {
 	if (db == NULL || owner == NULL || owner[0] == '\0')
 		return GB_EINVAL;
-	int rc = st_need_txn(db, 0, "st_tq_lease_release");
-	if (rc != GB_OK)
-		return rc;
 	struct st_args a;
 	MYSQL_STMT *s;
 	st_args_init(&a);
 	st_arg_str(&a, owner);
-	return st_exec(db, STQ_SID(STQ_LEASE_RELEASE), SQL_LEASE_RELEASE, &a,
-		       &s);
+	return lease_exec(db, "st_tq_lease_release", STQ_LEASE_RELEASE,
+			  SQL_LEASE_RELEASE, &a, &s);
 }
 
 /* ---- priorities ---------------------------------------------------------- */
@@ -660,8 +667,8 @@ int st_tq_history_load(struct st_db *db, long long since, struct arena *a,
 	*n = 0;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	int rc = st_query_id(db, STQ_SID(STQ_HIST_LOAD), SQL_HIST_LOAD, since,
-			     "lssd", &c, &s);
+	int rc = st_query_key(db, STQ_SID(STQ_HIST_LOAD), SQL_HIST_LOAD,
+			      ST_ID(since), "lssd", &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = 0, k = 0;

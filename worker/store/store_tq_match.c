@@ -104,8 +104,8 @@ static const char INS_TQ_JOBS[] =
 #define NTQ_JOBS 5
 static const char INS_MATCHES[] =
 	"INSERT INTO pilot_matches (request_id, pilot_id, site, outcome, code, "
-	"reason, job_id, tq_id, tq_cpu_time, decided_at, detail) VALUES " ST_ROWS
-	" RETURNING id, request_id";
+	"reason, job_id, tq_id, tq_cpu_time, decided_at, detail) VALUES "
+	ST_ROWS " RETURNING id, request_id";
 #define NMATCHES 11
 
 /* ---- submission ---------------------------------------------------------- */
@@ -803,7 +803,8 @@ static int mark_matched(struct st_db *db, const struct st_tq_match_rec *recs,
 		st_arg_ll(&a, rank);
 		MYSQL_STMT *s;
 		rc = st_run_n(db, STQ_SID(STQ_MATCHED_UPDATE),
-			      SQL_MATCHED_UPDATE, STQ_CLAIM_WIDTH, &a, NULL, &s);
+			      SQL_MATCHED_UPDATE, STQ_CLAIM_WIDTH, &a, NULL,
+			      &s);
 	}
 	st_args_free(&a);
 	return rc;
