@@ -95,6 +95,23 @@ static void itc_close(void (*cleanup)(void))
 		return 0;                                                    \
 	}
 
+#ifdef GB_STORE_INTERNAL_H
+/*
+** Whether the store's connection holds a statement of slot `id` prepared
+** for a list of `n` (store_internal.h: the per-length cache of statements
+** with lists): what shows a test how the store cut its rows into
+** statements. Only for tests that include store_internal.h first.
+*/
+static inline int itc_sized(enum st_sid id, unsigned n)
+{
+	for (int i = 0; i < ST_NSIZED; i++)
+		if (db->sized[i].stmt && db->sized[i].id == (int)id &&
+		    db->sized[i].n == n)
+			return 1;
+	return 0;
+}
+#endif
+
 /* Leave no transaction open for the next test, whatever failed. */
 static int test_teardown(void **state)
 {

@@ -447,18 +447,24 @@ static void test_task_save_load_round_trip(void **state)
 	      "l", t.task_id);
 	assert_string_equal(buf, "itc_req_save2 1000 1005 |1");
 
-	/* Many inputs (one array-bound insert): order and values kept. */
-	enum { NBIG = 300 };
+	/* Many inputs, more than one multi-row INSERT takes (ST_ROWS_MAX):
+	** order and values kept across the statements, which were of 1000,
+	** 1000 and 500 rows (a fresh connection's cache holds no other). */
+	enum { NBIG = 2 * ST_ROWS_MAX + ST_ROWS_MAX / 2 };
 	static struct tb_dataset many[NBIG];
 	static char names[NBIG][32];
 	for (int i = 0; i < NBIG; i++) {
-		snprintf(names[i], sizeof(names[i]), "itc_in_%03d", NBIG - i);
+		snprintf(names[i], sizeof(names[i]), "itc_in_%04d", NBIG - i);
 		many[i] = (struct tb_dataset){names[i], i == 7, i * 0.5, i,
 					      i % 3 == 0};
 	}
 	t.datasets = many;
 	t.ndatasets = NBIG;
+	assert_int_equal(st_reconnect(db), GB_OK);
 	assert_int_equal(st_task_save(db, &t, "itc_req_save3", T0 + 6), GB_OK);
+	assert_true(itc_sized(ST_SID_TASK_DS_INSERT, ST_ROWS_MAX));
+	assert_true(itc_sized(ST_SID_TASK_DS_INSERT, ST_ROWS_MAX / 2));
+	assert_false(itc_sized(ST_SID_TASK_DS_INSERT, NBIG));
 	assert_int_equal(st_task_load(db, t.task_id, &a, &back), GB_OK);
 	assert_task_equal(&back, &t);
 

@@ -33,7 +33,9 @@
 #include "model/gridmodel.h"
 #include "jobbroker.h"
 #include "store/store.h"
+#include "store/store_internal.h"      /* the statement cache's lengths */
 #include "store/store_jobs.h"
+#include "store/store_jobs_internal.h" /* the queue INSERT's slot */
 
 #include "itc_raw.h"
 
@@ -590,6 +592,54 @@ static void test_grid_save_refuses(void **state)
 	assert_int_equal(st_jobs_grid_save(db, &g, T0), GB_ESTATE);
 	assert_int_equal(st_rollback(db), GB_OK);
 	assert_int_equal(st_jobs_grid_save(NULL, &g, T0), GB_EINVAL);
+}
+
+/*
+** A row that takes the statement past its byte bound (ST_ROWS_BYTES)
+** starts the next statement: with two 3 MB dictionaries (stored as text;
+** LIST and ANY queues do not parse theirs), the first and the last of the
+** four queues, the INSERT goes as three rows and one, never four, and the
+** last queue, kept back while the first three were sent, arrives whole.
+*/
+static void test_grid_save_long_rows(void **state)
+{
+	(void)state;
+	enum { BIG = 3 << 20 };
+	_Static_assert(2 * BIG > ST_ROWS_BYTES && BIG < ST_ROWS_BYTES,
+		       "two dictionaries must pass the bound, one not");
+	char *big[2] = {malloc(BIG + 1), malloc(BIG + 1)};
+	assert_true(big[0] && big[1]);
+	memset(big[0], 'a', BIG);
+	memset(big[1], 'b', BIG);
+	big[0][BIG] = big[1][BIG] = '\0';
+	struct gm_grid g;
+	build_grid(&g);
+	assert_int_equal(qs[0].q.releases, JB_REL_LIST);
+	assert_int_equal(qs[3].q.releases, JB_REL_ANY);
+	qs[0].sw_json = big[0];
+	qs[3].sw_json = big[1];
+	assert_int_equal(st_reconnect(db), GB_OK);
+	if (st_jobs_grid_save(db, &g, T0) != GB_OK)
+		fail_msg("grid save: %s", st_error(db));
+	assert_true(itc_sized(SJ_SID(SJ_INS_QUEUE), 3));
+	assert_true(itc_sized(SJ_SID(SJ_INS_QUEUE), 1));
+	assert_false(itc_sized(SJ_SID(SJ_INS_QUEUE), 4));
+
+	struct gm_request r;
+	build_request(&r, SHARE);
+	struct arena a;
+	arena_init(&a, ARENA_CAP);
+	struct gm_grid back;
+	assert_int_equal(st_begin(db), GB_OK);
+	if (st_jobs_grid_load(db, &r, &a, &back) != GB_OK)
+		fail_msg("grid load: %s", st_error(db));
+	assert_int_equal(st_commit(db), GB_OK);
+	assert_int_equal(back.nqueues, 4);
+	for (size_t i = 0; i < 4; i++)
+		assert_same_queue(find_queue(&back, qs[i].q.name), &qs[i]);
+	arena_free(&a);
+	free(big[0]);
+	free(big[1]);
 }
 
 static double ms_since(const struct timespec *t0)
@@ -1165,6 +1215,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_migrated, test_teardown),
 		cmocka_unit_test_teardown(test_grid_round_trip, test_teardown),
 		cmocka_unit_test_teardown(test_grid_save_refuses,
+					  test_teardown),
+		cmocka_unit_test_teardown(test_grid_save_long_rows,
 					  test_teardown),
 		cmocka_unit_test_teardown(test_grid_sample_size, test_teardown),
 		cmocka_unit_test_teardown(test_task_info, test_teardown),

@@ -1,8 +1,8 @@
 /*
 ** store.c — the MariaDB connection: open/reconnect, error mapping, the
-** statement cache and bind helpers (store_internal.h), transactions,
-** migrations, parameters and request dedup. The grid and task tables are in
-** store_task.c, the outbox in store_outbox.c.
+** small helpers of store_internal.h, transactions, migrations, parameters
+** and request dedup. Binding and running statements is store_bind.c; the
+** grid and task tables are in store_task.c, the outbox in store_outbox.c.
 **
 ** One blocking connection per process, no automatic reconnect: a silent
 ** reconnect inside Connector/C would drop the open transaction and every
@@ -134,307 +134,69 @@ int st_in_transaction(struct st_db *db)
 	return (status & SERVER_STATUS_IN_TRANS) != 0;
 }
 
-/* ---- bind helpers -------------------------------------------------------- */
-
-void st_args_init(struct st_args *a)
+int st_need_txn(struct st_db *db, int want, const char *fn)
 {
-	memset(a, 0, sizeof(*a));
-}
-
-static MYSQL_BIND *arg_next(struct st_args *a)
-{
-	if (a->n >= ST_MAX_ARGS) {
-		a->overflow = 1;
-		return NULL;
-	}
-	return &a->b[a->n++];
-}
-
-void st_arg_ll(struct st_args *a, long long v)
-{
-	MYSQL_BIND *b = arg_next(a);
-	if (b == NULL)
-		return;
-	unsigned i = a->n - 1;
-	a->ll[i] = v;
-	b->buffer_type = MYSQL_TYPE_LONGLONG;
-	b->buffer = &a->ll[i];
-}
-
-void st_arg_dbl(struct st_args *a, double v)
-{
-	MYSQL_BIND *b = arg_next(a);
-	if (b == NULL)
-		return;
-	unsigned i = a->n - 1;
-	a->d[i] = v;
-	b->buffer_type = MYSQL_TYPE_DOUBLE;
-	b->buffer = &a->d[i];
-}
-
-void st_arg_null(struct st_args *a)
-{
-	MYSQL_BIND *b = arg_next(a);
-	if (b)
-		b->buffer_type = MYSQL_TYPE_NULL;
-}
-
-static void arg_bytes(struct st_args *a, enum enum_field_types type,
-		      const void *p, size_t len)
-{
-	MYSQL_BIND *b = arg_next(a);
-	if (b == NULL)
-		return;
-	unsigned i = a->n - 1;
-	a->len[i] = (unsigned long)len;
-	b->buffer_type = type;
-	/* Connector/C never writes through an input buffer. */
-	b->buffer = (void *)(p ? p : "");
-	b->buffer_length = (unsigned long)len;
-	b->length = &a->len[i];
-}
-
-void st_arg_str(struct st_args *a, const char *s)
-{
-	if (s == NULL)
-		st_arg_null(a);
-	else
-		arg_bytes(a, MYSQL_TYPE_STRING, s, strlen(s));
-}
-
-void st_arg_blob(struct st_args *a, const void *p, size_t len)
-{
-	arg_bytes(a, MYSQL_TYPE_BLOB, p, len);
-}
-
-void st_cols_init(struct st_cols *c, const char *spec)
-{
-	memset(c, 0, sizeof(*c));
-	for (; *spec && c->n < ST_MAX_COLS; spec++) {
-		unsigned i = c->n++;
-		MYSQL_BIND *b = &c->b[i];
-		c->kind[i] = *spec;
-		b->length = &c->len[i];
-		b->is_null = &c->isnull[i];
-		b->error = &c->error[i];
-		switch (*spec) {
-		case 'l':
-			b->buffer_type = MYSQL_TYPE_LONGLONG;
-			b->buffer = &c->ll[i];
-			break;
-		case 'd':
-			b->buffer_type = MYSQL_TYPE_DOUBLE;
-			b->buffer = &c->d[i];
-			break;
-		case 'b':
-			/* Length only; the bytes come with st_col_blob. */
-			b->buffer_type = MYSQL_TYPE_BLOB;
-			b->buffer = NULL;
-			b->buffer_length = 0;
-			break;
-		default: /* 's' */
-			b->buffer_type = MYSQL_TYPE_STRING;
-			b->buffer = c->s[i];
-			b->buffer_length = ST_STRBUF;
-			break;
-		}
-	}
-}
-
-int st_col_isnull(const struct st_cols *c, unsigned i)
-{
-	return c->isnull[i] != 0;
-}
-
-long long st_col_ll(const struct st_cols *c, unsigned i)
-{
-	return c->isnull[i] ? 0 : c->ll[i];
-}
-
-double st_col_dbl(const struct st_cols *c, unsigned i)
-{
-	return c->isnull[i] ? 0.0 : c->d[i];
-}
-
-/* Read column `i` of the current row into `dst` (len bytes). */
-static int col_fetch(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
-		     unsigned i, void *dst, unsigned long len)
-{
-	MYSQL_BIND b;
-	unsigned long got = 0;
-	memset(&b, 0, sizeof(b));
-	b.buffer_type = c->kind[i] == 'b' ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
-	b.buffer = dst;
-	b.buffer_length = len;
-	b.length = &got;
-	if (mysql_stmt_fetch_column(s, &b, i, 0) != 0)
-		return st_fail_stmt(db, s);
-	return GB_OK;
-}
-
-int st_col_str(struct st_db *db, MYSQL_STMT *s, struct st_cols *c, unsigned i,
-	       struct arena *a, char **out)
-{
-	*out = NULL;
-	if (c->isnull[i])
+	if (!st_in_transaction(db) == !want)
 		return GB_OK;
-	unsigned long len = c->len[i];
-	if (len <= ST_STRBUF) {
-		*out = arena_strndup(a, c->s[i], len);
-		return *out ? GB_OK
-			    : st_failf(db, GB_ETOOBIG,
-				       "result does not fit the request's "
-				       "memory");
-	}
-	char *p = arena_alloc(a, (size_t)len + 1);
-	if (p == NULL)
-		return st_failf(db, GB_ETOOBIG,
-				"result does not fit the request's memory");
-	int rc = col_fetch(db, s, c, i, p, len);
-	if (rc != GB_OK)
+	/* Inside: START TRANSACTION would silently commit the caller's work.
+	** Outside: autocommit would make every statement its own
+	** transaction and break the function's atomicity. */
+	return st_failf(db, GB_ESTATE, "%s %s a transaction", fn,
+			want ? "outside" : "inside");
+}
+
+int st_end(struct st_db *db, int rc)
+{
+	if (rc == GB_OK)
+		return st_commit(db);
+	st_rollback(db);
+	return rc;
+}
+
+int st_input_error(struct st_db *db, int rc, int dup)
+{
+	if (rc != GB_EDB)
 		return rc;
-	p[len] = '\0';
-	*out = p;
-	return GB_OK;
-}
-
-int st_col_blob(struct st_db *db, MYSQL_STMT *s, struct st_cols *c, unsigned i,
-		struct arena *a, void **out, size_t *len)
-{
-	*out = NULL;
-	*len = 0;
-	unsigned long n = c->isnull[i] ? 0 : c->len[i];
-	void *p = arena_alloc(a, n ? n : 1);
-	if (p == NULL)
-		return st_failf(db, GB_ETOOBIG,
-				"result does not fit the request's memory");
-	if (n) {
-		int rc = col_fetch(db, s, c, i, p, n);
-		if (rc != GB_OK)
-			return rc;
-	}
-	*out = p;
-	*len = n;
-	return GB_OK;
-}
-
-/* ---- execution ----------------------------------------------------------- */
-
-static void stmts_close(struct st_db *db)
-{
-	for (int i = 0; i < ST_NSID; i++) {
-		if (db->stmt[i])
-			mysql_stmt_close(db->stmt[i]);
-		db->stmt[i] = NULL;
-	}
-	for (int i = 0; i < ST_NROWSTMT; i++) {
-		if (db->rowstmt[i].stmt)
-			mysql_stmt_close(db->rowstmt[i].stmt);
-		memset(&db->rowstmt[i], 0, sizeof(db->rowstmt[i]));
-	}
-}
-
-int st_prepared(struct st_db *db, enum st_sid id, const char *sql,
-		MYSQL_STMT **out)
-{
-	*out = NULL;
-	if (db->my == NULL)
-		return st_failf(db, GB_EDBGONE,
-				"not connected to the database");
-	if ((unsigned)id >= ST_NSID)
-		return st_failf(db, GB_EINVAL, "statement slot %d out of range",
-				(int)id);
-	if (db->stmt[id] == NULL) {
-		MYSQL_STMT *s = mysql_stmt_init(db->my);
-		if (s == NULL)
-			return st_fail_conn(db);
-		if (mysql_stmt_prepare(s, sql, (unsigned long)strlen(sql)) !=
-		    0) {
-			int rc = st_fail_stmt(db, s);
-			mysql_stmt_close(s);
-			return rc;
-		}
-		db->stmt[id] = s;
-	}
-	*out = db->stmt[id];
-	return GB_OK;
-}
-
-int st_stmt_execute(MYSQL_STMT *s)
-{
-	double t0 = clk_mono();
-	int ex = mysql_stmt_execute(s);
-	mx_wk_db_roundtrip(clk_mono() - t0);
-	return ex;
-}
-
-int st_exec(struct st_db *db, enum st_sid id, const char *sql,
-	    struct st_args *args, MYSQL_STMT **out)
-{
-	MYSQL_STMT *s = NULL;
-	*out = NULL;
-	if (args && args->overflow)
-		return st_failf(db, GB_EINVAL, "too many parameters (max %d)",
-				ST_MAX_ARGS);
-	int rc = st_prepared(db, id, sql, &s);
-	if (rc != GB_OK)
-		return rc;
-	unsigned n = args ? args->n : 0;
-	if (mysql_stmt_param_count(s) != n)
-		return st_failf(db, GB_EINVAL,
-				"statement %d expects %lu parameters, got %u",
-				(int)id, mysql_stmt_param_count(s), n);
-	mysql_stmt_free_result(s);
-	if (n && mysql_stmt_bind_param(s, args->b) != 0)
-		return st_fail_stmt(db, s);
-	if (st_stmt_execute(s) != 0)
-		return st_fail_stmt(db, s);
-	*out = s;
-	return GB_OK;
-}
-
-int st_query(struct st_db *db, enum st_sid id, const char *sql,
-	     struct st_args *args, struct st_cols *cols, MYSQL_STMT **out)
-{
-	MYSQL_STMT *s = NULL;
-	*out = NULL;
-	int rc = st_exec(db, id, sql, args, &s);
-	if (rc != GB_OK)
-		return rc;
-	if (mysql_stmt_field_count(s) != cols->n) {
-		mysql_stmt_free_result(s);
-		return st_failf(db, GB_EINVAL,
-				"statement %d returns %u columns, %u expected",
-				(int)id, mysql_stmt_field_count(s), cols->n);
-	}
-	if (mysql_stmt_bind_result(s, cols->b) != 0 ||
-	    mysql_stmt_store_result(s) != 0) {
-		rc = st_fail_stmt(db, s);
-		mysql_stmt_free_result(s);
+	switch (db->errnum) {
+	case ER_DUP_ENTRY:
+		return dup ? GB_EINVAL : rc;
+	case ER_BAD_NULL_ERROR:
+	case ER_DATA_TOO_LONG:
+	case ER_CONSTRAINT_FAILED:
+	case ER_WARN_DATA_OUT_OF_RANGE:
+	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
+	case ER_TRUNCATED_WRONG_VALUE:
+	case WARN_DATA_TRUNCATED:
+		return GB_EINVAL;
+	default:
 		return rc;
 	}
-	*out = s;
-	return GB_OK;
 }
 
-int st_fetch(struct st_db *db, MYSQL_STMT *s, int *got)
+/* ---- small helpers ------------------------------------------------------- */
+
+int st_cmp_strp(const void *a, const void *b)
 {
-	*got = 0;
-	int r = mysql_stmt_fetch(s);
-	if (r == 0 || r == MYSQL_DATA_TRUNCATED) {
-		*got = 1;
-		return GB_OK;
-	}
-	if (r == MYSQL_NO_DATA)
-		return GB_OK;
-	return st_fail_stmt(db, s);
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void st_done(MYSQL_STMT *s)
+size_t st_distinct(const char **v, size_t n)
 {
-	if (s)
-		mysql_stmt_free_result(s);
+	size_t u = 0;
+	qsort(v, n, sizeof(*v), st_cmp_strp);
+	for (size_t i = 0; i < n; i++)
+		if (u == 0 || strcmp(v[i], v[u - 1]) != 0)
+			v[u++] = v[i];
+	return u;
 }
+
+int st_too_big(struct st_db *db, const char *what, size_t n)
+{
+	return st_failf(db, GB_ETOOBIG,
+			"%zu %s do not fit the request's memory", n, what);
+}
+
+/* ---- plain queries ------------------------------------------------------- */
 
 int st_plain(struct st_db *db, const char *sql, size_t len)
 {
@@ -582,7 +344,7 @@ static int st_connect_one(struct st_db *db, const struct hl_entry *e,
 */
 static int st_connect(struct st_db *db)
 {
-	stmts_close(db);
+	st_stmts_close(db);
 	if (db->my)
 		mysql_close(db->my);
 	db->my = NULL;
@@ -691,7 +453,7 @@ void st_close(struct st_db *db)
 {
 	if (db == NULL)
 		return;
-	stmts_close(db);
+	st_stmts_close(db);
 	if (db->my)
 		mysql_close(db->my);
 	db->my = NULL;
@@ -915,17 +677,12 @@ static int mig_apply(struct st_db *db, const char *name, char *text, size_t len)
 
 static int mig_applied(struct st_db *db, int version, int *yes)
 {
-	struct st_args a;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	*yes = 0;
-	st_args_init(&a);
-	st_arg_ll(&a, version);
-	st_cols_init(&c, "l");
-	int rc = st_query(db, ST_SID_MIGRATION_APPLIED, SQL_MIGRATION_APPLIED,
-			  &a, &c, &s);
-	if (rc == GB_OK)
-		rc = st_fetch(db, s, yes);
+	int rc = st_query_key(db, ST_SID_MIGRATION_APPLIED,
+			      SQL_MIGRATION_APPLIED, ST_ID(version), "l", &c,
+			      &s);
+	*yes = st_row(db, s, &rc);
 	st_done(s);
 	return rc;
 }
@@ -957,10 +714,7 @@ static int seed_params(struct st_db *db)
 			st_arg_dbl(&a, d->def);
 		rc = st_exec(db, ST_SID_PARAM_SEED, SQL_PARAM_SEED, &a, &s);
 	}
-	if (rc == GB_OK)
-		return st_commit(db);
-	st_rollback(db);
-	return rc;
+	return st_end(db, rc);
 }
 
 int st_migrate(struct st_db *db, const char *dir, FILE *progress)
@@ -1023,9 +777,7 @@ int st_schema_version(struct st_db *db, int *version)
 		/* A database nobody migrated yet is at version 0. */
 		return db->errnum == ER_NO_SUCH_TABLE ? GB_OK : rc;
 	}
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	if (st_row(db, s, &rc))
 		*version = (int)st_col_ll(&c, 0);
 	st_done(s);
 	return rc;
@@ -1050,20 +802,11 @@ int st_params_load(struct st_db *db, struct arena *a, struct prm_set *out)
 		st_query(db, ST_SID_PARAMS_LOAD, SQL_PARAMS_LOAD, NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s);
-	struct prm_kv *kv = rows ? arena_alloc(a, rows * sizeof(*kv)) : NULL;
-	if (rows && kv == NULL) {
-		st_done(s);
-		return st_failf(db, GB_ETOOBIG, "params: %zu rows do not fit",
-				rows);
-	}
-	size_t n = 0;
+	size_t rows = 0, n = 0;
+	struct prm_kv *kv =
+		st_result_array(db, s, a, sizeof(*kv), "params", &rows, &rc);
 	int bad = 0;
-	for (;;) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (st_row(db, s, &rc)) {
 		char *name = NULL;
 		rc = st_col_str(db, s, &c, 0, a, &name);
 		if (rc != GB_OK)
@@ -1111,16 +854,16 @@ int st_claim_message(struct st_db *db, const char *message_id, const char *kind,
 	*already = 0;
 	/* In autocommit mode the row would commit before the decision, and a
 	** crash in between would lose the request for good. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_claim_message outside a transaction");
+	int rc = st_need_txn(db, 1, "st_claim_message");
+	if (rc != GB_OK)
+		return rc;
 	struct st_args a;
 	MYSQL_STMT *s;
 	st_args_init(&a);
 	st_arg_str(&a, message_id);
 	st_arg_str(&a, kind);
 	st_arg_ll(&a, now);
-	int rc = st_exec(db, ST_SID_CLAIM_MESSAGE, SQL_CLAIM_MESSAGE, &a, &s);
+	rc = st_exec(db, ST_SID_CLAIM_MESSAGE, SQL_CLAIM_MESSAGE, &a, &s);
 	if (rc != GB_OK && db->errnum == ER_DUP_ENTRY) {
 		*already = 1;
 		return GB_OK;

@@ -34,8 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "gb_error.h"
 
 /* ---- statements ---------------------------------------------------------- */
@@ -134,11 +132,6 @@ struct sa_vec {
 	struct arena names; /* temporary: final names go to the caller's */
 };
 
-static int finite_nonneg(double v)
-{
-	return isfinite(v) && v >= 0;
-}
-
 static int vec_push(struct st_db *db, struct sa_vec *x,
 		    struct gm_analysis_queue **out)
 {
@@ -172,10 +165,7 @@ static int per_queue(struct st_db *db, enum sa_slot slot, const char *sql,
 	MYSQL_STMT *s;
 	st_cols_init(&c, spec);
 	int rc = st_query(db, SA_SID(slot), sql, args, &c, &s);
-	for (int got = 1; rc == GB_OK && got;) {
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (st_row(db, s, &rc)) {
 		char *name = NULL;
 		rc = st_col_str(db, s, &c, 0, &x->names, &name);
 		if (rc == GB_ETOOBIG)
@@ -193,7 +183,7 @@ static int per_queue(struct st_db *db, enum sa_slot slot, const char *sql,
 			double v = st_col_isnull(&c, 1 + k)
 					   ? 0
 					   : st_col_dbl(&c, 1 + k);
-			if (!finite_nonneg(v))
+			if (!st_finite_nonneg(v))
 				rc = st_failf(db, GB_ERANGE,
 					      "jobs at %s: a negative count "
 					      "(cores?)",
@@ -281,12 +271,10 @@ static int owner_row(struct st_db *db, const char *kind, const char *name,
 	st_cols_init(&c, "ddddddd");
 	int rc = st_query(db, SA_SID(SA_OWNER_ROW), SQL_OWNER_ROW, &args, &c,
 			  &s);
-	int got = 0;
-	if (rc == GB_OK)
-		rc = st_fetch(db, s, &got);
+	int got = st_row(db, s, &rc);
 	for (unsigned i = 0; rc == GB_OK && got && i < 7; i++) {
 		v[i] = i == 6 && st_col_isnull(&c, i) ? NAN : st_col_dbl(&c, i);
-		if (!(finite_nonneg(v[i]) || (i == 6 && isnan(v[i]))))
+		if (!(st_finite_nonneg(v[i]) || (i == 6 && isnan(v[i]))))
 			rc = st_failf(db, GB_ERANGE,
 				      "analysis_owners row %s %s: %s out of "
 				      "range",
@@ -296,23 +284,15 @@ static int owner_row(struct st_db *db, const char *kind, const char *name,
 	return rc;
 }
 
-/* One number of a one-row query with one string or id parameter. */
+/* The one row of a query by one key, its columns left in `c`; *got 0
+** without a row. */
 static int one_value(struct st_db *db, enum sa_slot slot, const char *sql,
-		     const char *str, long long id, const char *spec,
-		     struct st_cols *c, int *got)
+		     struct st_key key, const char *spec, struct st_cols *c,
+		     int *got)
 {
-	struct st_args args;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	if (str)
-		st_arg_str(&args, str);
-	else
-		st_arg_ll(&args, id);
-	st_cols_init(c, spec);
-	*got = 0;
-	int rc = st_query(db, SA_SID(slot), sql, &args, c, &s);
-	if (rc == GB_OK)
-		rc = st_fetch(db, s, got);
+	int rc = st_query_key(db, SA_SID(slot), sql, key, spec, c, &s);
+	*got = st_row(db, s, &rc);
 	st_done(s);
 	return rc;
 }
@@ -340,10 +320,10 @@ static int user_state(struct st_db *db, const struct gm_request *r,
 
 	struct st_cols c;
 	int got = 0;
-	rc = one_value(db, SA_HI_SLOTS, SQL_HI_SLOTS, r->an.user, 0, "d", &c,
-		       &got);
+	rc = one_value(db, SA_HI_SLOTS, SQL_HI_SLOTS, ST_TEXT(r->an.user), "d",
+		       &c, &got);
 	double hi = got && !st_col_isnull(&c, 0) ? st_col_dbl(&c, 0) : 0;
-	if (rc == GB_OK && !finite_nonneg(hi))
+	if (rc == GB_OK && !st_finite_nonneg(hi))
 		rc = st_failf(db, GB_ERANGE, "jobs of %s: negative cores",
 			      r->an.user);
 	u->hi_site_slots = hi + usr[4];
@@ -351,13 +331,13 @@ static int user_state(struct st_db *db, const struct gm_request *r,
 	/* AJ-04 reads the User Analysis share only; without a row the task
 	** is immune (the caller logs it). */
 	if (rc == GB_OK && strcmp(r->t.gshare, "User Analysis") == 0)
-		rc = one_value(db, SA_SHARE, SQL_SHARE, r->t.gshare, 0, "dd",
-			       &c, &got);
+		rc = one_value(db, SA_SHARE, SQL_SHARE, ST_TEXT(r->t.gshare),
+			       "dd", &c, &got);
 	else
 		got = 0;
 	if (rc == GB_OK && got) {
 		double target = st_col_dbl(&c, 0), use = st_col_dbl(&c, 1);
-		if (!(isfinite(target) && target > 0) || !finite_nonneg(use))
+		if (!(isfinite(target) && target > 0) || !st_finite_nonneg(use))
 			return st_failf(db, GB_ERANGE,
 					"share_usage row %s: out of range",
 					r->t.gshare);
@@ -367,8 +347,8 @@ static int user_state(struct st_db *db, const struct gm_request *r,
 	}
 
 	if (rc == GB_OK)
-		rc = one_value(db, SA_CLASS, SQL_CLASS, NULL, r->t.task_id, "s",
-			       &c, &got);
+		rc = one_value(db, SA_CLASS, SQL_CLASS, ST_ID(r->t.task_id),
+			       "s", &c, &got);
 	if (rc != GB_OK)
 		return rc;
 	/* An ENUM word: always within the fixed buffer. */
@@ -402,7 +382,7 @@ int st_analysis_state(struct st_db *db, const struct gm_request *r,
 	memset(out, 0, sizeof(*out));
 	*tclass = AN_CLASS_B;
 	double tw = prm_get(set, "TW_DONE_JOB_STAT");
-	if (!finite_nonneg(tw))
+	if (!st_finite_nonneg(tw))
 		return st_failf(db, GB_EINVAL, "TW_DONE_JOB_STAT %g", tw);
 	/* Integer seconds: t > floor(x) is t > x for an integer t. A window
 	** longer than the clock's past is simply everything. */
@@ -474,9 +454,9 @@ static int save_check(struct st_db *db, const struct gm_analysis_grid *g)
 		const double v[] = {o->running_jobs, o->running_cores,
 				    o->queued_jobs,  o->queued_cores,
 				    o->hi_site_slots, o->quota_used_gb};
-		int ok = isnan(o->quota_gb) || finite_nonneg(o->quota_gb);
+		int ok = isnan(o->quota_gb) || st_finite_nonneg(o->quota_gb);
 		for (size_t k = 0; k < sizeof(v) / sizeof(*v); k++)
-			ok = ok && finite_nonneg(v[k]);
+			ok = ok && st_finite_nonneg(v[k]);
 		if (!ok)
 			return st_failf(db, GB_EINVAL,
 					"analysis %s %s: a negative or NaN "
@@ -490,7 +470,7 @@ static int save_check(struct st_db *db, const struct gm_analysis_grid *g)
 			return st_failf(db, GB_EINVAL,
 					"analysis share %zu: no name", i);
 		if (!(isfinite(sh->target) && sh->target > 0) ||
-		    !finite_nonneg(sh->usage))
+		    !st_finite_nonneg(sh->usage))
 			return st_failf(db, GB_EINVAL,
 					"analysis share %s: target must be > "
 					"0, usage >= 0",
@@ -560,28 +540,13 @@ int st_analysis_save(struct st_db *db, const struct gm_analysis_grid *g,
 	if (rc != GB_OK)
 		return rc;
 	/* START TRANSACTION would silently commit the caller's. */
-	if (st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_analysis_save inside a transaction");
+	rc = st_need_txn(db, 0, "st_analysis_save");
+	if (rc != GB_OK)
+		return rc;
 	rc = st_begin(db);
 	if (rc == GB_OK)
 		rc = save_rows(db, g, now);
-	if (rc == GB_OK)
-		return st_commit(db);
 	/* A row the tables refuse (a name twice, a name too long, a CHECK)
 	** is the grid file's fault, not the server's. */
-	switch (db->errnum) {
-	case ER_DUP_ENTRY:
-	case ER_BAD_NULL_ERROR:
-	case ER_DATA_TOO_LONG:
-	case ER_CONSTRAINT_FAILED:
-	case ER_WARN_DATA_OUT_OF_RANGE:
-	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
-		rc = GB_EINVAL;
-		break;
-	default:
-		break;
-	}
-	st_rollback(db);
-	return rc;
+	return st_end(db, st_input_error(db, rc, 1));
 }

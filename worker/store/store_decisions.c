@@ -1,7 +1,9 @@
 /*
-** store_decisions.c — decision records read back for `gridbroker why` and
-** deleted by the retention step (see store_decisions.h). Prepared
-** statements only: the ids come from the command line.
+** store_decisions.c — decision records: written for every kind that keeps
+** them in `decisions` (st_dec_write: task, jobs, timeout and rebro, one
+** statement for all), read back for `gridbroker why` and deleted by the
+** retention step (see store_decisions.h). Prepared statements only: the
+** ids come from the command line.
 */
 #include "store/store_decisions.h"
 
@@ -24,6 +26,10 @@ _Static_assert(ST_SID_DEC_BASE + SD_NSLOTS <= ST_SID_DEC_LAST + 1,
 #define SD_SID(slot) ((enum st_sid)(ST_SID_DEC_BASE + (slot)))
 
 #define SD_COLS "id, kind, subject, request_id, outcome, chosen, decided_at, detail"
+
+static const char SQL_DECISION_INSERT[] =
+	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
+	"decided_at, detail) VALUES (?, ?, ?, ?, ?, ?, ?)";
 
 static const char SQL_FIND_TASK[] =
 	"SELECT " SD_COLS " FROM decisions WHERE kind = 'task' AND "
@@ -69,6 +75,26 @@ static const char SQL_EXPIRE_DECISIONS[] =
 static const char SQL_EXPIRE_PILOTS[] =
 	"DELETE FROM pilot_matches WHERE " SD_KEEP_UNSENT SD_XSTR(
 		ST_DEC_EXPIRE_BATCH);
+
+int st_dec_write(struct st_db *db, struct st_dec_row *row)
+{
+	struct st_args a;
+	MYSQL_STMT *s;
+	row->id = 0;
+	st_args_init(&a);
+	st_arg_str(&a, row->kind);
+	st_arg_str(&a, row->subject);
+	st_arg_str(&a, row->request_id);
+	st_arg_str(&a, row->outcome);
+	st_arg_str(&a, row->chosen);
+	st_arg_ll(&a, row->decided_at);
+	st_arg_str(&a, row->detail);
+	int rc = st_exec(db, ST_SID_DECISION_INSERT, SQL_DECISION_INSERT, &a,
+			 &s);
+	if (rc == GB_OK)
+		row->id = (long long)mysql_stmt_insert_id(s);
+	return rc;
+}
 
 int st_dec_find(struct st_db *db, enum st_dec_what what, const char *id,
 		size_t max, struct arena *a, struct st_dec_row **rows,
@@ -118,18 +144,10 @@ int st_dec_find(struct st_db *db, enum st_dec_what what, const char *id,
 	int rc = st_query(db, SD_SID(slot), sql, &args, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t total = (size_t)mysql_stmt_num_rows(s);
-	struct st_dec_row *r = total ? arena_alloc(a, total * sizeof(*r)) : NULL;
-	if (total && r == NULL) {
-		st_done(s);
-		return GB_ETOOBIG;
-	}
-	size_t k = 0;
-	for (;;) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got || k == total)
-			break;
+	size_t total = 0, k = 0;
+	struct st_dec_row *r =
+		st_result_array(db, s, a, sizeof(*r), "decisions", &total, &rc);
+	while (k < total && st_row(db, s, &rc)) {
 		struct st_dec_row *x = &r[k];
 		memset(x, 0, sizeof(*x));
 		char *v[5] = {NULL};

@@ -5,12 +5,12 @@
 ** and counts, pending requests) are in store_jobs_decide.c; what both
 ** files share is in store_jobs_internal.h.
 **
-** Writes are array-bound: a grid reload is one transaction that empties
-** the job grid's tables and inserts every row again through struct
-** sj_bulk, which sends the rows in chunks bounded by rows and bytes (a
-** chunk stays well under max_allowed_packet although a queue row carries
-** its software dictionary). The grid is validated by the tables' CHECK
-** constraints: a violation fails the whole load with the constraint's name.
+** Writes are multi-row INSERTs (struct st_rows): a grid reload is one
+** transaction that empties the job grid's tables and inserts every row
+** again, sent in statements bounded by rows and bytes (one stays well
+** under max_allowed_packet although a queue row carries its software
+** dictionary). The grid is validated by the tables' CHECK constraints: a
+** violation fails the whole load with the constraint's name.
 **
 ** Queue columns are described once (qcols[]): the INSERT writes them and
 ** the SELECT reads them in that order, and the read validates each value by
@@ -19,13 +19,13 @@
 ** working, and st_col_str — which re-fetches a long value by its column
 ** number within its own st_cols — is right because every long text column
 ** is in the first part, where that number is the real one. The analysis
-** and timeout columns of 0005 (QX_SELECT) come after the counts, written
-** by an UPDATE of their own (see there).
+** and timeout columns of 0005 (QX_SELECT) are written after qcols[] and
+** read after the counts.
 **
 ** Reads for a request: one query for the queues LEFT JOIN their counts for
 ** its gshare, one for the links to its nucleus, one for the ALL dictionary,
-** and the replicas of its distinct input files in chunks of SJ_IN_CHUNK
-** (unused slots bound to NULL, which matches nothing).
+** and the replicas of its distinct input files in IN lists of SJ_IN_CHUNK
+** (unused entries bound to NULL, which matches nothing).
 */
 #include "store/store_internal.h"
 #include "store/store_jobs.h"
@@ -38,7 +38,6 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <mysqld_error.h>
 
 #include "gb_error.h"
 #include "model/gridmodel.h"
@@ -51,47 +50,36 @@ static const char *const SQL_WIPE[] = {
 	"DELETE FROM queues", "DELETE FROM queue_counts",  "DELETE FROM links",
 	"DELETE FROM sw_all", "DELETE FROM file_replicas",
 };
-/* The columns of qcols[], in its order, then updated_at. */
-static const char SQL_INS_QUEUE[] =
-	"INSERT INTO queues (name, status, site, nucleus, wnconnectivity, "
-	"fairsharepolicy, storage, releases, event_service, sw_json, "
-	"release_list, core_count, corepower, min_rss, max_rss, maxwdir, "
-	"mintime, maxtime, direct_access, max_diskio, diskio_avg, "
-	"dynamic_nevents, transferring_limit, num_slots, last_pilot, "
-	"last_start, storage_free, storage_blacklisted, updated_at) VALUES "
-	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	"?, ?, ?, ?, ?, ?)";
-static const char SQL_INS_COUNT[] =
-	"INSERT INTO queue_counts (queue, gshare, running, defined, assigned, "
-	"activated, `starting`, transferring, nbatchjob) "
-	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-static const char SQL_INS_LINK[] =
-	"INSERT INTO links (site, nucleus, blocked, queued_files, mbps_1h, "
-	"mbps_1d, mbps_1w, closeness) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-static const char SQL_INS_SW_ALL[] =
-	"INSERT INTO sw_all (id, sw_json) VALUES (1, ?)";
-static const char SQL_INS_REPLICA[] =
-	"INSERT INTO file_replicas (lfn, storage) VALUES (?, ?)";
 /*
-** The analysis and timeout columns of 0005, outside qcols[]: the INSERT
-** row is already as wide as struct sj_bulk takes (SJ_BK_MAX_COLS), so they
-** are written by an array-bound UPDATE after it, and read after the counts
-** (QX_KINDS, in a fourth st_cols; their text is short by the schema, see
-** queue_extras).
+** The analysis and timeout columns of 0005, outside qcols[]: written after
+** them, read after the counts (QX_KINDS, in a fourth st_cols; their text
+** is short by the schema, see queue_extras).
 */
 #define QX_SELECT                                                              \
 	"q.is_vp, q.queue_type, q.site_class, q.workflow, "                    \
 	"q.disable_reassign, q.transtimehi, q.transtimelo"
 #define QX_KINDS "lsssldd"
 #define NQX (sizeof(QX_KINDS) - 1)
-static const char SQL_UPD_QUEUE_X[] =
-	"UPDATE queues SET is_vp = ?, queue_type = ?, site_class = ?, "
-	"workflow = ?, disable_reassign = ?, transtimehi = ?, transtimelo = ? "
-	"WHERE name = ?";
-/* Its slot, after those of store_jobs_internal.h's enum. */
-#define SJ_UPD_QUEUE_X SJ_NSLOTS
-_Static_assert(ST_SID_JOBS_BASE + SJ_UPD_QUEUE_X <= ST_SID_JOBS_LAST,
-	       "no job statement slot left for the 0005 queue columns");
+/* The columns of qcols[], in its order, updated_at, then QX_SELECT's. */
+static const char SQL_INS_QUEUE[] =
+	"INSERT INTO queues (name, status, site, nucleus, wnconnectivity, "
+	"fairsharepolicy, storage, releases, event_service, sw_json, "
+	"release_list, core_count, corepower, min_rss, max_rss, maxwdir, "
+	"mintime, maxtime, direct_access, max_diskio, diskio_avg, "
+	"dynamic_nevents, transferring_limit, num_slots, last_pilot, "
+	"last_start, storage_free, storage_blacklisted, updated_at, is_vp, "
+	"queue_type, site_class, workflow, disable_reassign, transtimehi, "
+	"transtimelo) VALUES " ST_ROWS;
+static const char SQL_INS_COUNT[] =
+	"INSERT INTO queue_counts (queue, gshare, running, defined, assigned, "
+	"activated, `starting`, transferring, nbatchjob) VALUES " ST_ROWS;
+static const char SQL_INS_LINK[] =
+	"INSERT INTO links (site, nucleus, blocked, queued_files, mbps_1h, "
+	"mbps_1d, mbps_1w, closeness) VALUES " ST_ROWS;
+static const char SQL_INS_SW_ALL[] =
+	"INSERT INTO sw_all (id, sw_json) VALUES (1, ?)";
+static const char SQL_INS_REPLICA[] =
+	"INSERT INTO file_replicas (lfn, storage) VALUES " ST_ROWS;
 /* qcols[] in its order, then the counts (c.running is NULL without a row),
 ** then QX_SELECT. */
 static const char SQL_QUEUES[] =
@@ -109,19 +97,14 @@ static const char SQL_LINKS[] =
 	"mbps_1w, closeness FROM links WHERE nucleus = ? ORDER BY site";
 static const char SQL_SW_ALL[] = "SELECT sw_json FROM sw_all WHERE id = 1";
 static const char SQL_REPLICAS_IN[] =
-	"SELECT lfn, storage FROM file_replicas WHERE lfn IN (" SJ_Q128 ") "
+	"SELECT lfn, storage FROM file_replicas WHERE lfn IN (" ST_LIST ") "
 	"ORDER BY lfn, storage";
 
 /* ---- small helpers ------------------------------------------------------- */
 
 static int nan_or_nonneg(double v)
 {
-	return isnan(v) || sj_finite_nonneg(v);
-}
-
-static int cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	return isnan(v) || st_finite_nonneg(v);
 }
 
 static const char *const releases_words[] = {"ANY", "AUTO", "LIST"};
@@ -147,66 +130,6 @@ static int col_flag(const struct st_cols *c, unsigned i)
 {
 	long long v = st_col_ll(c, i);
 	return v == 0 || v == 1 ? (int)v : -1;
-}
-
-static int too_big(struct st_db *db, const char *what, size_t n)
-{
-	return st_failf(db, GB_ETOOBIG,
-			"%zu %s do not fit the request's memory", n, what);
-}
-
-/*
-** As st_query, with parameter and result binds given as arrays: for the IN
-** lists (more placeholders than ST_MAX_ARGS) and the queue row (more
-** columns than ST_MAX_COLS).
-*/
-int sj_query(struct st_db *db, enum st_sid id, const char *sql, MYSQL_BIND *pb,
-	     unsigned np, MYSQL_BIND *rb, unsigned nr, MYSQL_STMT **out)
-{
-	MYSQL_STMT *s = NULL;
-	*out = NULL;
-	int rc = st_prepared(db, id, sql, &s);
-	if (rc != GB_OK)
-		return rc;
-	if (mysql_stmt_param_count(s) != np || mysql_stmt_field_count(s) != nr)
-		return st_failf(db, GB_EINVAL,
-				"statement %d: %u parameters and %u columns do "
-				"not match",
-				(int)id, np, nr);
-	mysql_stmt_free_result(s);
-	if ((np && mysql_stmt_bind_param(s, pb) != 0) ||
-	    st_stmt_execute(s) != 0)
-		return st_fail_stmt(db, s);
-	if (mysql_stmt_bind_result(s, rb) != 0 ||
-	    mysql_stmt_store_result(s) != 0) {
-		rc = st_fail_stmt(db, s);
-		mysql_stmt_free_result(s);
-		return rc;
-	}
-	*out = s;
-	return GB_OK;
-}
-
-void sj_in_fill(struct sj_in_list *l, const char *const *str,
-		const long long *ids, size_t n)
-{
-	memset(l, 0, sizeof(*l));
-	for (size_t i = 0; i < SJ_IN_CHUNK; i++) {
-		MYSQL_BIND *b = &l->b[i];
-		if (i >= n) {
-			b->buffer_type = MYSQL_TYPE_NULL;
-		} else if (str) {
-			l->len[i] = (unsigned long)strlen(str[i]);
-			b->buffer_type = MYSQL_TYPE_STRING;
-			b->buffer = (void *)str[i];
-			b->buffer_length = l->len[i];
-			b->length = &l->len[i];
-		} else {
-			l->ll[i] = ids[i];
-			b->buffer_type = MYSQL_TYPE_LONGLONG;
-			b->buffer = &l->ll[i];
-		}
-	}
 }
 
 /* ---- queue columns ------------------------------------------------------- */
@@ -297,64 +220,85 @@ static int releases_json(struct st_db *db, const struct jb_queue *q,
 	return GB_OK;
 }
 
-static int queue_row(struct st_db *db, struct sj_bulk *b,
+/*
+** One queues row (qcols[], updated_at, then the QX_SELECT columns) into
+** `r`; text that must live until the row is sent goes to `mem`. No CHECK
+** guards the transfer times, so they are checked here.
+*/
+static int queue_row(struct st_db *db, struct st_rows *r, struct arena *mem,
 		     const struct gm_queue *x, long long now)
 {
 	const struct jb_queue *q = &x->q;
+	const char *type = gm_queue_type_name(x->type);
+	const char *sclass = gm_site_class_name(x->site_class);
 	if ((unsigned)q->releases > JB_REL_LIST || (unsigned)q->es > JB_ES_ONLY)
 		return st_failf(db, GB_EINVAL,
 				"queue %s: bad releases or eventService",
 				q->name ? q->name : "?");
+	if (type == NULL || sclass == NULL ||
+	    !st_finite_nonneg(x->transtimehi) ||
+	    !st_finite_nonneg(x->transtimelo))
+		return st_failf(db, GB_EINVAL,
+				"queue %s: bad type, site class or transfer "
+				"time",
+				q->name ? q->name : "?");
 	const char *rel = NULL;
-	int rc = releases_json(db, q, &b->mem, &rel);
+	int rc = releases_json(db, q, mem, &rel);
 	if (rc != GB_OK)
 		return rc;
+	struct st_args *a = &r->a;
 	const char *base = (const char *)x;
 	for (size_t i = 0; i < NQCOLS; i++) {
 		const void *f = base + qcols[i].off;
 		switch (qcols[i].kind) {
 		case 'S':
-			sj_bk_str(b, *(const char *const *)f
-					     ? *(const char *const *)f
-					     : "");
+			st_arg_str(a, *(const char *const *)f
+					      ? *(const char *const *)f
+					      : "");
 			break;
 		case 'j':
-			sj_bk_str(b, x->sw_json);
+			st_arg_str(a, x->sw_json);
 			break;
 		case 'r':
-			sj_bk_str(b, releases_words[q->releases]);
+			st_arg_str(a, releases_words[q->releases]);
 			break;
 		case 'e':
-			sj_bk_str(b, es_words[q->es]);
+			st_arg_str(a, es_words[q->es]);
 			break;
 		case 'R':
-			sj_bk_str(b, rel);
+			st_arg_str(a, rel);
 			break;
 		case 'C':
 		case 'M':
-			sj_bk_ll(b, *(const long *)f);
+			st_arg_ll(a, *(const long *)f);
 			break;
 		case 'F':
-			sj_bk_ll(b, *(const int *)f != 0);
+			st_arg_ll(a, *(const int *)f != 0);
 			break;
 		case 'T':
 			/* Negative: written, for the CHECK to refuse. */
 			if (*(const long long *)f == 0)
-				sj_bk_null(b, 'l');
+				st_arg_null(a);
 			else
-				sj_bk_ll(b, *(const long long *)f);
+				st_arg_ll(a, *(const long long *)f);
 			break;
 		case 'N':
-			sj_bk_dbl_or_null(b, *(const double *)f);
+			st_arg_dbl_or_null(a, *(const double *)f);
 			break;
 		default:
-			sj_bk_dbl(b, *(const double *)f);
+			st_arg_dbl(a, *(const double *)f);
 			break;
 		}
 	}
-	sj_bk_ll(b, now);
-	sj_bk_end_row(b);
-	return GB_OK;
+	st_arg_ll(a, now);
+	st_arg_ll(a, x->is_vp != 0);
+	st_arg_str(a, type);
+	st_arg_str(a, sclass);
+	st_arg_str(a, x->workflow ? x->workflow : "");
+	st_arg_ll(a, x->disable_reassign != 0);
+	st_arg_dbl(a, x->transtimehi);
+	st_arg_dbl(a, x->transtimelo);
+	return st_rows_end(db, r);
 }
 
 /* Parse a stored release list (a JSON array of strings) into `a`. */
@@ -398,7 +342,7 @@ static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
 	void *f = (char *)x + qc->off;
 	const char *txt = NULL;
 	if (qkind_sql(qc->kind) == 's') {
-		int rc = sj_col_cstr(db, s, c, i, a, &txt);
+		int rc = st_col_cstr(db, s, c, i, a, &txt);
 		if (rc != GB_OK)
 			return rc;
 	}
@@ -446,7 +390,7 @@ static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
 		*(double *)f = d;
 		break;
 	default:
-		ok = sj_finite_nonneg(d);
+		ok = st_finite_nonneg(d);
 		*(double *)f = d;
 		break;
 	}
@@ -458,127 +402,86 @@ static int queue_col(struct st_db *db, MYSQL_STMT *s, struct st_cols *parts,
 
 /* ---- grid save ----------------------------------------------------------- */
 
-/* The QX_SELECT columns of the queues just inserted; no CHECK guards the
-** transfer times, so they are checked here. */
-static int save_queue_extras(struct st_db *db, const struct gm_grid *g)
-{
-	struct sj_bulk b;
-	int rc = sj_bk_init(db, &b, "lsssldds", g->nqueues);
-	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
-		const struct gm_queue *x = &g->queues[i];
-		const char *type = gm_queue_type_name(x->type);
-		const char *sclass = gm_site_class_name(x->site_class);
-		if (type == NULL || sclass == NULL ||
-		    !sj_finite_nonneg(x->transtimehi) ||
-		    !sj_finite_nonneg(x->transtimelo)) {
-			rc = st_failf(db, GB_EINVAL,
-				      "queue %s: bad type, site class or "
-				      "transfer time",
-				      x->q.name ? x->q.name : "?");
-			break;
-		}
-		sj_bk_ll(&b, x->is_vp != 0);
-		sj_bk_str(&b, type);
-		sj_bk_str(&b, sclass);
-		sj_bk_str(&b, x->workflow ? x->workflow : "");
-		sj_bk_ll(&b, x->disable_reassign != 0);
-		sj_bk_dbl(&b, x->transtimehi);
-		sj_bk_dbl(&b, x->transtimelo);
-		sj_bk_str(&b, x->q.name ? x->q.name : "");
-		sj_bk_end_row(&b);
-	}
-	if (rc == GB_OK)
-		rc = sj_bk_exec(db, SJ_SID(SJ_UPD_QUEUE_X), SQL_UPD_QUEUE_X,
-				&b);
-	sj_bk_free(&b);
-	return rc;
-}
+#define SJ_TEXT_ARENA (1u << 30) /* bound of the release lists' JSON */
 
 static int save_queues(struct st_db *db, const struct gm_grid *g, long long now)
 {
-	struct sj_bulk b;
-	char spec[NQCOLS + 2];
-	for (size_t i = 0; i < NQCOLS; i++)
-		spec[i] = qkind_sql(qcols[i].kind);
-	spec[NQCOLS] = 'l'; /* updated_at */
-	spec[NQCOLS + 1] = '\0';
-	int rc = sj_bk_init(db, &b, spec, g->nqueues);
-	size_t ncnt = 0;
+	struct st_rows r;
+	struct arena mem;
+	arena_init(&mem, SJ_TEXT_ARENA);
+	st_rows_init(&r, SJ_SID(SJ_INS_QUEUE), SQL_INS_QUEUE,
+		     NQCOLS + 1 + NQX);
+	int rc = GB_OK;
 	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
-		rc = queue_row(db, &b, &g->queues[i], now);
-		ncnt += g->queues[i].ncounts;
+		rc = queue_row(db, &r, &mem, &g->queues[i], now);
 		if (g->queues[i].ncounts && g->queues[i].counts == NULL)
 			rc = st_failf(db, GB_EINVAL, "queues[%zu]: no counts",
 				      i);
 	}
 	if (rc == GB_OK)
-		rc = sj_bk_exec(db, SJ_SID(SJ_INS_QUEUE), SQL_INS_QUEUE, &b);
-	sj_bk_free(&b);
-	if (rc == GB_OK)
-		rc = save_queue_extras(db, g);
+		rc = st_rows_flush(db, &r);
+	st_rows_free(&r);
+	arena_free(&mem);
 	if (rc != GB_OK)
 		return rc;
-	rc = sj_bk_init(db, &b, "ssddddddd", ncnt);
+	st_rows_init(&r, SJ_SID(SJ_INS_COUNT), SQL_INS_COUNT, 2 + SJ_NCOUNTS);
 	for (size_t i = 0; rc == GB_OK && i < g->nqueues; i++) {
 		const struct gm_queue *x = &g->queues[i];
-		for (size_t j = 0; j < x->ncounts; j++) {
+		for (size_t j = 0; rc == GB_OK && j < x->ncounts; j++) {
 			const struct jb_counts *k = &x->counts[j].k;
-			sj_bk_str(&b, x->q.name);
-			sj_bk_str(&b, x->counts[j].gshare);
-			sj_bk_dbl(&b, k->running);
-			sj_bk_dbl(&b, k->defined);
-			sj_bk_dbl(&b, k->assigned);
-			sj_bk_dbl(&b, k->activated);
-			sj_bk_dbl(&b, k->starting);
-			sj_bk_dbl(&b, k->transferring);
-			sj_bk_dbl(&b, k->nbatchjob);
-			sj_bk_end_row(&b);
+			st_arg_str(&r.a, x->q.name);
+			st_arg_str(&r.a, x->counts[j].gshare);
+			st_arg_dbl(&r.a, k->running);
+			st_arg_dbl(&r.a, k->defined);
+			st_arg_dbl(&r.a, k->assigned);
+			st_arg_dbl(&r.a, k->activated);
+			st_arg_dbl(&r.a, k->starting);
+			st_arg_dbl(&r.a, k->transferring);
+			st_arg_dbl(&r.a, k->nbatchjob);
+			rc = st_rows_end(db, &r);
 		}
 	}
 	if (rc == GB_OK)
-		rc = sj_bk_exec(db, SJ_SID(SJ_INS_COUNT), SQL_INS_COUNT, &b);
-	sj_bk_free(&b);
+		rc = st_rows_flush(db, &r);
+	st_rows_free(&r);
 	return rc;
 }
 
 static int save_links_files(struct st_db *db, const struct gm_grid *g)
 {
-	struct sj_bulk b;
-	int rc = sj_bk_init(db, &b, "sslddddd", g->nlinks);
+	struct st_rows r;
+	st_rows_init(&r, SJ_SID(SJ_INS_LINK), SQL_INS_LINK, 8);
+	int rc = GB_OK;
 	for (size_t i = 0; rc == GB_OK && i < g->nlinks; i++) {
 		const struct gm_link *l = &g->links[i];
-		sj_bk_str(&b, l->site);
-		sj_bk_str(&b, l->nucleus);
-		sj_bk_ll(&b, l->blocked != 0);
-		sj_bk_dbl(&b, l->l.queued_files);
-		sj_bk_dbl_or_null(&b, l->l.mbps_1h);
-		sj_bk_dbl_or_null(&b, l->l.mbps_1d);
-		sj_bk_dbl_or_null(&b, l->l.mbps_1w);
-		sj_bk_dbl_or_null(&b, l->l.closeness);
-		sj_bk_end_row(&b);
+		st_arg_str(&r.a, l->site);
+		st_arg_str(&r.a, l->nucleus);
+		st_arg_ll(&r.a, l->blocked != 0);
+		st_arg_dbl(&r.a, l->l.queued_files);
+		st_arg_dbl_or_null(&r.a, l->l.mbps_1h);
+		st_arg_dbl_or_null(&r.a, l->l.mbps_1d);
+		st_arg_dbl_or_null(&r.a, l->l.mbps_1w);
+		st_arg_dbl_or_null(&r.a, l->l.closeness);
+		rc = st_rows_end(db, &r);
 	}
 	if (rc == GB_OK)
-		rc = sj_bk_exec(db, SJ_SID(SJ_INS_LINK), SQL_INS_LINK, &b);
-	sj_bk_free(&b);
-	size_t nrep = 0;
-	for (size_t i = 0; rc == GB_OK && i < g->nfiles; i++) {
-		nrep += g->files[i].nstorages;
+		rc = st_rows_flush(db, &r);
+	st_rows_free(&r);
+	for (size_t i = 0; rc == GB_OK && i < g->nfiles; i++)
 		if (g->files[i].nstorages && g->files[i].storages == NULL)
 			rc = st_failf(db, GB_EINVAL, "file %s: no storages",
 				      g->files[i].lfn ? g->files[i].lfn : "?");
-	}
-	if (rc == GB_OK)
-		rc = sj_bk_init(db, &b, "ss", nrep);
+	st_rows_init(&r, SJ_SID(SJ_INS_REPLICA), SQL_INS_REPLICA, 2);
 	for (size_t i = 0; rc == GB_OK && i < g->nfiles; i++)
-		for (size_t j = 0; j < g->files[i].nstorages; j++) {
-			sj_bk_str(&b, g->files[i].lfn);
-			sj_bk_str(&b, g->files[i].storages[j]);
-			sj_bk_end_row(&b);
+		for (size_t j = 0; rc == GB_OK && j < g->files[i].nstorages;
+		     j++) {
+			st_arg_str(&r.a, g->files[i].lfn);
+			st_arg_str(&r.a, g->files[i].storages[j]);
+			rc = st_rows_end(db, &r);
 		}
 	if (rc == GB_OK)
-		rc = sj_bk_exec(db, SJ_SID(SJ_INS_REPLICA), SQL_INS_REPLICA,
-				&b);
-	sj_bk_free(&b);
+		rc = st_rows_flush(db, &r);
+	st_rows_free(&r);
 	if (rc != GB_OK || g->all_sw_json == NULL)
 		return rc;
 	struct st_args a;
@@ -594,10 +497,10 @@ int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
 	    (g->nlinks && g->links == NULL) || (g->nfiles && g->files == NULL))
 		return GB_EINVAL;
 	/* START TRANSACTION would silently commit the caller's. */
-	if (st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_jobs_grid_save inside a transaction");
-	int rc = st_begin(db);
+	int rc = st_need_txn(db, 0, "st_jobs_grid_save");
+	if (rc != GB_OK)
+		return rc;
+	rc = st_begin(db);
 	for (size_t i = 0; rc == GB_OK && i < 5; i++) {
 		MYSQL_STMT *s;
 		rc = st_exec(db, SJ_SID(SJ_DEL_QUEUES + i), SQL_WIPE[i], NULL,
@@ -607,23 +510,8 @@ int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
 		rc = save_queues(db, g, now);
 	if (rc == GB_OK)
 		rc = save_links_files(db, g);
-	if (rc == GB_OK)
-		return st_commit(db);
 	/* A row the tables refuse is the grid's fault, not the server's. */
-	switch (db->errnum) {
-	case ER_DUP_ENTRY:
-	case ER_BAD_NULL_ERROR:
-	case ER_DATA_TOO_LONG:
-	case ER_CONSTRAINT_FAILED:
-	case ER_WARN_DATA_OUT_OF_RANGE:
-	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
-		rc = GB_EINVAL;
-		break;
-	default:
-		break;
-	}
-	st_rollback(db);
-	return rc;
+	return st_end(db, st_input_error(db, rc, 1));
 }
 
 /* ---- grid load ----------------------------------------------------------- */
@@ -635,7 +523,7 @@ static int sw_parse(struct st_db *db, const char *json, const char *what,
 	char err[256] = "";
 	struct rc_sw *sw = arena_alloc(a, sizeof(*sw));
 	if (sw == NULL)
-		return too_big(db, "sw dictionaries", 1);
+		return st_too_big(db, "sw dictionaries", 1);
 	int rc = gm_parse_sw_text(json, what, a, sw, err, sizeof(err));
 	if (rc == GB_ENOMEM || rc == GB_ETOOBIG)
 		return st_failf(db, GB_ETOOBIG, "%s: %s", what, err);
@@ -665,7 +553,7 @@ static int queue_extras(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		unsigned i = (unsigned)(j % ST_MAX_COLS);
 		if (QX_KINDS[k] == 's') {
 			ok = p->len[i] <= ST_STRBUF && !st_col_isnull(p, i);
-			int rc = ok ? sj_col_cstr(db, s, p, i, a, &txt[k])
+			int rc = ok ? st_col_cstr(db, s, p, i, a, &txt[k])
 				    : GB_OK;
 			if (rc != GB_OK)
 				return rc;
@@ -676,8 +564,8 @@ static int queue_extras(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	int type = ok ? gm_queue_type_parse(txt[1]) : -1;
 	int sclass = ok ? gm_site_class_parse(txt[2]) : -1;
 	if (!ok || type < 0 || sclass < 0 || (v[0] != 0 && v[0] != 1) ||
-	    (v[4] != 0 && v[4] != 1) || !sj_finite_nonneg(d[5]) ||
-	    !sj_finite_nonneg(d[6]))
+	    (v[4] != 0 && v[4] != 1) || !st_finite_nonneg(d[5]) ||
+	    !st_finite_nonneg(d[6]))
 		return st_failf(db, GB_ERANGE,
 				"queues row %s: analysis or timeout column out "
 				"of range",
@@ -723,7 +611,7 @@ static int queue_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		size_t j = NQCOLS + i;
 		*v[i] = st_col_dbl(&c[j / ST_MAX_COLS],
 				   (unsigned)(j % ST_MAX_COLS));
-		if (!sj_finite_nonneg(*v[i]))
+		if (!st_finite_nonneg(*v[i]))
 			return st_failf(db, GB_ERANGE,
 					"queue_counts row %s/%s: negative",
 					x->q.name, gshare);
@@ -739,7 +627,7 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 {
 	const char *gshare = arena_strdup(a, gshare_in);
 	if (gshare == NULL)
-		return too_big(db, "gshare names", 1);
+		return st_too_big(db, "gshare names", 1);
 	/* The row's kinds, split over QC_NPARTS st_cols. */
 	char spec[QC_NPARTS][ST_MAX_COLS + 1];
 	memset(spec, 0, sizeof(spec));
@@ -766,8 +654,9 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 	st_args_init(&args);
 	st_arg_str(&args, gshare);
 	MYSQL_STMT *s;
-	int rc = sj_query(db, SJ_SID(SJ_QUEUES), SQL_QUEUES, args.b, args.n, rb,
-			  nr, &s);
+	int rc = st_prepared(db, SJ_SID(SJ_QUEUES), SQL_QUEUES, &s);
+	if (rc == GB_OK)
+		rc = st_run_binds(db, s, &args, rb, nr);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
@@ -775,12 +664,8 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 	struct gm_counts *cnt =
 		rows ? arena_alloc(a, rows * sizeof(*cnt)) : NULL;
 	if (rows && (qs == NULL || cnt == NULL))
-		rc = too_big(db, "queues", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+		rc = st_too_big(db, "queues", rows);
+	while (n < rows && st_row(db, s, &rc)) {
 		rc = queue_read(db, s, c, a, gshare, &qs[n], &cnt[n]);
 		n += rc == GB_OK;
 	}
@@ -793,28 +678,20 @@ static int load_queues(struct st_db *db, const char *gshare_in, struct arena *a,
 static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
 		      struct gm_grid *g)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, nucleus);
-	st_cols_init(&c, "sslddddd");
-	int rc = st_query(db, SJ_SID(SJ_LINKS), SQL_LINKS, &args, &c, &s);
+	int rc = st_query_key(db, SJ_SID(SJ_LINKS), SQL_LINKS, ST_TEXT(nucleus),
+			      "sslddddd", &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
-	struct gm_link *l = rows ? arena_alloc(a, rows * sizeof(*l)) : NULL;
-	if (rows && l == NULL)
-		rc = too_big(db, "links", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	size_t rows = 0, n = 0;
+	struct gm_link *l =
+		st_result_array(db, s, a, sizeof(*l), "links", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		struct gm_link *x = &l[n];
-		rc = sj_col_cstr(db, s, &c, 0, a, &x->site);
+		rc = st_col_cstr(db, s, &c, 0, a, &x->site);
 		if (rc == GB_OK)
-			rc = sj_col_cstr(db, s, &c, 1, a, &x->nucleus);
+			rc = st_col_cstr(db, s, &c, 1, a, &x->nucleus);
 		if (rc != GB_OK)
 			break;
 		x->blocked = col_flag(&c, 2);
@@ -824,7 +701,7 @@ static int load_links(struct st_db *db, const char *nucleus, struct arena *a,
 		x->l.mbps_1w = col_dbl_nan(&c, 6);
 		x->l.closeness = col_dbl_nan(&c, 7);
 		if (x->site == NULL || x->nucleus == NULL || x->blocked < 0 ||
-		    !sj_finite_nonneg(x->l.queued_files) ||
+		    !st_finite_nonneg(x->l.queued_files) ||
 		    !nan_or_nonneg(x->l.mbps_1h) ||
 		    !nan_or_nonneg(x->l.mbps_1d) ||
 		    !nan_or_nonneg(x->l.mbps_1w) ||
@@ -848,10 +725,8 @@ static int load_sw_all(struct st_db *db, struct arena *a, struct gm_grid *g)
 	int rc = st_query(db, SJ_SID(SJ_SW_ALL), SQL_SW_ALL, NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	int got = 0;
 	char *json = NULL;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	if (st_row(db, s, &rc))
 		rc = st_col_str(db, s, &c, 0, a, &json);
 	st_done(s);
 	if (rc != GB_OK || json == NULL)
@@ -866,31 +741,28 @@ struct file_vec {
 	size_t n, cap;
 };
 
-/* The replicas of one chunk of distinct lfns, appended to `fv`. */
+/* The replicas of chunk `ch` of the distinct `lfns`, appended to `fv`. */
 static int replica_chunk(struct st_db *db, struct arena *a,
-			 const char *const *lfns, size_t n, struct file_vec *fv)
+			 struct st_chunks *ch, const char *const *lfns,
+			 struct file_vec *fv)
 {
-	struct sj_in_list in;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	sj_in_fill(&in, lfns, NULL, n);
+	for (size_t i = 0; i < ch->k; i++)
+		st_arg_str(&ch->a, lfns[ch->off + i]);
+	st_arg_nulls(&ch->a, SJ_IN_CHUNK - ch->k);
 	st_cols_init(&c, "ss");
-	int rc = sj_query(db, SJ_SID(SJ_REPLICAS_IN), SQL_REPLICAS_IN, in.b,
-			  SJ_IN_CHUNK, c.b, c.n, &s);
+	int rc = st_run_n(db, SJ_SID(SJ_REPLICAS_IN), SQL_REPLICAS_IN,
+			  SJ_IN_CHUNK, &ch->a, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s);
-	const char **st = rows ? arena_alloc(a, rows * sizeof(*st)) : NULL;
-	if (rows && st == NULL)
-		rc = too_big(db, "replicas", rows);
+	size_t rows = 0;
+	const char **st =
+		st_result_array(db, s, a, sizeof(*st), "replicas", &rows, &rc);
 	struct gm_file *cur = NULL;
-	for (size_t k = 0; rc == GB_OK && k < rows; k++) {
-		int got = 0;
+	for (size_t k = 0; k < rows && st_row(db, s, &rc); k++) {
 		const char *lfn = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
-		rc = sj_col_cstr(db, s, &c, 1, a, &st[k]);
+		rc = st_col_cstr(db, s, &c, 1, a, &st[k]);
 		/* Rows come grouped by lfn; one that fit the fixed buffer
 		** is compared in place, so each lfn is copied once. */
 		int same = 0;
@@ -898,7 +770,7 @@ static int replica_chunk(struct st_db *db, struct arena *a,
 			same = strlen(cur->lfn) == c.len[0] &&
 			       memcmp(cur->lfn, c.s[0], c.len[0]) == 0;
 		if (rc == GB_OK && !same)
-			rc = sj_col_cstr(db, s, &c, 0, a, &lfn);
+			rc = st_col_cstr(db, s, &c, 0, a, &lfn);
 		if (rc == GB_OK && (st[k] == NULL || (!same && lfn == NULL)))
 			rc = st_failf(db, GB_ERANGE, "file_replicas: NULL");
 		if (rc != GB_OK)
@@ -938,29 +810,26 @@ static int load_replicas(struct st_db *db, const struct gm_request *r,
 	const char **names = malloc(total * sizeof(*names));
 	if (names == NULL)
 		return st_failf(db, GB_ENOMEM, "out of memory");
-	size_t nn = 0, u = 0;
+	size_t nn = 0;
 	for (size_t i = 0; i < r->njobs; i++)
 		for (size_t j = 0; j < r->jobs[i].ninputs; j++) {
 			const char *lfn = r->jobs[i].inputs[j].lfn;
 			if (lfn && lfn[0])
 				names[nn++] = lfn;
 		}
-	qsort(names, nn, sizeof(*names), cmp_strp);
-	for (size_t i = 0; i < nn; i++)
-		if (u == 0 || strcmp(names[i], names[u - 1]) != 0)
-			names[u++] = names[i];
 	struct file_vec fv = {NULL, 0, 0};
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t k = 0; rc == GB_OK && k < u; k += SJ_IN_CHUNK)
-		rc = replica_chunk(db, a, names + k,
-				   u - k < SJ_IN_CHUNK ? u - k : SJ_IN_CHUNK,
-				   &fv);
+	st_chunks_init(&ch, st_distinct(names, nn), SJ_IN_CHUNK);
+	while (st_chunks_next(&ch, &rc))
+		rc = replica_chunk(db, a, &ch, names, &fv);
+	st_chunks_free(&ch);
 	free(names);
 	struct gm_file *f = NULL;
 	if (rc == GB_OK && fv.n) {
 		f = arena_alloc(a, fv.n * sizeof(*f));
 		if (f == NULL)
-			rc = too_big(db, "files", fv.n);
+			rc = st_too_big(db, "files", fv.n);
 		else
 			memcpy(f, fv.v, fv.n * sizeof(*f));
 	}

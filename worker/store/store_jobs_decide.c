@@ -4,15 +4,8 @@
 ** recording a decision with its jobs, queue counts and pending request,
 ** reloading and closing pending requests, and a queue's counts. Split from
 ** store_jobs.c (the grid's save and load) to keep each file readable; the
-** statement slots and helpers both use are in store_jobs_internal.h.
-**
-** It also holds the array-bound writer (struct sj_bulk) both files use:
-** MariaDB executes a prepared statement over an array of rows in one round
-** trip (STMT_ATTR_ARRAY_SIZE, column-wise binding, NULLs through indicator
-** arrays), so rows are collected column by column and sent in chunks
-** bounded by rows and bytes. A decision writes up to 10,000 job rows that
-** way, a grid reload every row of the grid; a server without bulk support
-** gets the same arrays one row per execute.
+** statement slots both use are in store_jobs_internal.h. A decision's up
+** to 10,000 job rows go out as multi-row upserts (struct st_rows).
 **
 ** Counts move with the decision and are derived from what was written: the
 ** jobs are upserted with the decision's id, except that a job that already
@@ -31,6 +24,7 @@
 ** as not placed, so a later decision may still place them.
 */
 #include "store/store_internal.h"
+#include "store/store_decisions.h"
 #include "store/store_jobs.h"
 
 #include <limits.h>
@@ -45,21 +39,13 @@
 
 /* ---- statements ---------------------------------------------------------- */
 
-#define SJ_BODY_MAX 16777215u	 /* MEDIUMBLOB */
-#define SJ_BULK_ROWS 1000	 /* rows per array-bound execute */
-#define SJ_BULK_BYTES (4u << 20) /* payload per execute */
-#define SJ_BULK_ARENA (1u << 30) /* bound of one statement's buffers */
-
 static const char SQL_TASK_INFO[] =
 	"SELECT t.nucleus, t.gshare, t.full_chain, n.bare_nucleus "
 	"FROM tasks t LEFT JOIN nuclei n ON n.name = t.nucleus "
 	"WHERE t.task_id = ?";
 static const char SQL_DONE_IN[] =
-	"SELECT job_id FROM jobs WHERE job_id IN (" SJ_Q128 ") "
+	"SELECT job_id FROM jobs WHERE job_id IN (" ST_LIST ") "
 	"AND status NOT IN ('pending', 'throttled')";
-static const char SQL_DECISION[] =
-	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
-	"decided_at, detail) VALUES ('jobs', ?, ?, ?, ?, ?, ?)";
 /* A placed job keeps its row: a column takes the new value only while the
 ** stored status is pending or throttled (no queue). `status` comes last,
 ** because an assignment sees the columns assigned before it. created_at
@@ -71,8 +57,8 @@ static const char SQL_JOB_UPSERT[] =
 	"INSERT INTO jobs (job_id, task_id, request_id, queue, status, "
 	"nevents, input_mb, decision_id, updated_at, gshare, user_name, "
 	"working_group, cores, current_priority, brokered_at, status_since, "
-	"status_time, check_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+	"status_time, check_at, created_at) VALUES " ST_ROWS
+	" ON DUPLICATE KEY UPDATE "
 	SJ_FREE("task_id") SJ_FREE("request_id") SJ_FREE("queue")
 	SJ_FREE("nevents") SJ_FREE("input_mb") SJ_FREE("decision_id")
 	SJ_FREE("updated_at") SJ_FREE("gshare") SJ_FREE("user_name")
@@ -81,6 +67,7 @@ static const char SQL_JOB_UPSERT[] =
 	SJ_FREE("check_at")
 	"status = IF(status IN ('pending', 'throttled'), VALUE(status), "
 	"status)";
+#define NJOB_UPSERT 19 /* values per row */
 static const char SQL_COUNTS_ADD[] =
 	"INSERT INTO queue_counts (queue, gshare, assigned, activated) "
 	"SELECT d.queue, ?, d.na, d.nc FROM (SELECT queue, "
@@ -110,190 +97,6 @@ static const char SQL_COUNTS_GET[] =
 	"transferring, nbatchjob FROM queue_counts WHERE queue = ? AND "
 	"gshare = ?";
 
-/* ---- array-bound writes -------------------------------------------------- */
-
-/* MariaDB (not MySQL) servers take a whole array of rows in one execute. */
-static int bulk_supported(struct st_db *db)
-{
-	unsigned long caps = 0, ext = 0;
-	if (db->my == NULL ||
-	    mariadb_get_infov(db->my, MARIADB_CONNECTION_SERVER_CAPABILITIES,
-			      &caps) != 0 ||
-	    mariadb_get_infov(db->my,
-			      MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES,
-			      &ext) != 0)
-		return 0;
-	return !(caps & CLIENT_MYSQL) &&
-	       (ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0;
-}
-
-int sj_bk_init(struct st_db *db, struct sj_bulk *b, const char *spec,
-	       size_t cap)
-{
-	memset(b, 0, sizeof(*b));
-	arena_init(&b->mem, SJ_BULK_ARENA);
-	b->ncols = (unsigned)strlen(spec);
-	b->cap = cap;
-	for (unsigned i = 0; cap && i < b->ncols && i < SJ_BK_MAX_COLS; i++) {
-		size_t w = spec[i] == 'l'   ? sizeof(long long)
-			   : spec[i] == 'd' ? sizeof(double)
-					    : sizeof(char *);
-		b->kind[i] = spec[i];
-		b->val[i] = cap <= SIZE_MAX / w ? arena_alloc(&b->mem, cap * w)
-						: NULL;
-		b->ind[i] = arena_alloc(&b->mem, cap);
-		if (spec[i] == 's')
-			b->len[i] = arena_alloc(&b->mem,
-						cap * sizeof(unsigned long));
-		if (!b->val[i] || !b->ind[i] || (spec[i] == 's' && !b->len[i]))
-			return st_failf(db, GB_ENOMEM,
-					"%zu rows do not fit in memory", cap);
-	}
-	return b->ncols <= SJ_BK_MAX_COLS
-		       ? GB_OK
-		       : st_failf(db, GB_EINVAL, "bulk: %u columns", b->ncols);
-}
-
-void sj_bk_free(struct sj_bulk *b)
-{
-	arena_free(&b->mem);
-}
-
-/* Column of the next value, or -1 (and the bulk is marked bad). */
-static int bk_slot(struct sj_bulk *b, char kind)
-{
-	if (b->rows >= b->cap || b->col >= b->ncols ||
-	    b->kind[b->col] != kind) {
-		b->bad = "a row does not match its statement";
-		return -1;
-	}
-	return (int)b->col++;
-}
-
-void sj_bk_ll(struct sj_bulk *b, long long v)
-{
-	int c = bk_slot(b, 'l');
-	if (c >= 0)
-		((long long *)b->val[c])[b->rows] = v;
-}
-
-/* NAN or an infinity would reach the server as garbage: refused. */
-void sj_bk_dbl(struct sj_bulk *b, double v)
-{
-	int c = bk_slot(b, 'd');
-	if (c >= 0)
-		((double *)b->val[c])[b->rows] = v;
-	if (c >= 0 && !isfinite(v))
-		b->bad = "a number is NaN or infinite";
-}
-
-/* NULL binds SQL NULL. */
-void sj_bk_str(struct sj_bulk *b, const char *s)
-{
-	int c = bk_slot(b, 's');
-	if (c < 0)
-		return;
-	((const char **)b->val[c])[b->rows] = s ? s : "";
-	b->len[c][b->rows] = s ? (unsigned long)strlen(s) : 0;
-	b->ind[c][b->rows] = s ? STMT_INDICATOR_NONE : STMT_INDICATOR_NULL;
-}
-
-void sj_bk_null(struct sj_bulk *b, char kind)
-{
-	int c = bk_slot(b, kind);
-	if (c >= 0)
-		b->ind[c][b->rows] = STMT_INDICATOR_NULL;
-}
-
-/* A missing figure (NAN) is stored as NULL. */
-void sj_bk_dbl_or_null(struct sj_bulk *b, double v)
-{
-	if (isnan(v))
-		sj_bk_null(b, 'd');
-	else
-		sj_bk_dbl(b, v);
-}
-
-void sj_bk_end_row(struct sj_bulk *b)
-{
-	if (b->col != b->ncols)
-		b->bad = "a row does not match its statement";
-	else
-		b->rows++;
-	b->col = 0;
-}
-
-/* Bind rows [first, first + k) column-wise; with k 1, plain values. */
-static void bk_bind(const struct sj_bulk *b, size_t first, size_t k,
-		    MYSQL_BIND *mb)
-{
-	memset(mb, 0, b->ncols * sizeof(*mb));
-	for (unsigned c = 0; c < b->ncols; c++) {
-		MYSQL_BIND *x = &mb[c];
-		char kind = b->kind[c];
-		x->buffer_type = kind == 'l'   ? MYSQL_TYPE_LONGLONG
-				 : kind == 'd' ? MYSQL_TYPE_DOUBLE
-					       : MYSQL_TYPE_STRING;
-		x->buffer = (char *)b->val[c] +
-			    first * (kind == 'l'   ? sizeof(long long)
-				     : kind == 'd' ? sizeof(double)
-						   : sizeof(char *));
-		if (kind == 's')
-			x->length = &b->len[c][first];
-		if (k > 1) {
-			x->u.indicator = &b->ind[c][first];
-		} else if (b->ind[c][first] == STMT_INDICATOR_NULL) {
-			x->buffer_type = MYSQL_TYPE_NULL;
-		} else if (kind == 's') {
-			/* One row: the string itself, not its pointer. */
-			x->buffer = *(char **)x->buffer;
-			x->buffer_length = b->len[c][first];
-		}
-	}
-}
-
-/* Execute statement `id` over every collected row. */
-int sj_bk_exec(struct st_db *db, enum st_sid id, const char *sql,
-	       const struct sj_bulk *b)
-{
-	if (b->bad)
-		return st_failf(db, GB_EINVAL, "statement %d: %s", (int)id,
-				b->bad);
-	if (b->rows == 0)
-		return GB_OK;
-	MYSQL_STMT *s = NULL;
-	int rc = st_prepared(db, id, sql, &s);
-	if (rc != GB_OK)
-		return rc;
-	if (mysql_stmt_param_count(s) != b->ncols)
-		return st_failf(db, GB_EINVAL,
-				"statement %d expects %lu parameters, got %u",
-				(int)id, mysql_stmt_param_count(s), b->ncols);
-	int bulk = bulk_supported(db);
-	MYSQL_BIND mb[SJ_BK_MAX_COLS];
-	for (size_t first = 0, k; first < b->rows; first += k) {
-		size_t bytes = 0;
-		for (k = 0; bulk && first + k < b->rows && k < SJ_BULK_ROWS;
-		     k++) {
-			for (unsigned c = 0; c < b->ncols; c++)
-				bytes += 9 + (b->kind[c] == 's'
-						      ? b->len[c][first + k]
-						      : 0);
-			if (k && bytes > SJ_BULK_BYTES)
-				break;
-		}
-		if (k == 0)
-			k = 1;
-		unsigned int array = k > 1 ? (unsigned int)k : 0;
-		bk_bind(b, first, k, mb);
-		if (mysql_stmt_attr_set(s, STMT_ATTR_ARRAY_SIZE, &array) != 0 ||
-		    mysql_stmt_bind_param(s, mb) != 0 ||
-		    mysql_stmt_execute(s) != 0)
-			return st_fail_stmt(db, s);
-	}
-	return GB_OK;
-}
-
 /* ---- task context -------------------------------------------------------- */
 
 int st_jobs_task_info(struct st_db *db, long long task_id, struct arena *a,
@@ -305,21 +108,14 @@ int st_jobs_task_info(struct st_db *db, long long task_id, struct arena *a,
 		return GB_EINVAL;
 	*nucleus = NULL;
 	*gshare = NULL;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, task_id);
-	st_cols_init(&c, "ssss");
-	int rc = st_query(db, SJ_SID(SJ_TASK_INFO), SQL_TASK_INFO, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
+	int rc = st_query_key(db, SJ_SID(SJ_TASK_INFO), SQL_TASK_INFO,
+			      ST_ID(task_id), "ssss", &c, &s);
+	int got = st_row(db, s, &rc);
 	const char *v[4] = {NULL, NULL, NULL, NULL};
-	rc = st_fetch(db, s, &got);
 	for (unsigned i = 0; rc == GB_OK && got && i < 4; i++)
-		rc = sj_col_cstr(db, s, &c, i, a, &v[i]);
+		rc = st_col_cstr(db, s, &c, i, a, &v[i]);
 	st_done(s);
 	if (rc != GB_OK)
 		return rc;
@@ -350,27 +146,26 @@ int st_jobs_done(struct st_db *db, const long long *job_ids, size_t n,
 		return GB_EINVAL;
 	if (n)
 		memset(done, 0, n);
-	for (size_t first = 0; first < n; first += SJ_IN_CHUNK) {
-		size_t len = n - first < SJ_IN_CHUNK ? n - first : SJ_IN_CHUNK;
-		struct sj_in_list in;
+	struct st_chunks ch;
+	int rc = GB_OK;
+	st_chunks_init(&ch, n, SJ_IN_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
 		struct st_cols c;
 		MYSQL_STMT *s;
-		sj_in_fill(&in, NULL, job_ids + first, len);
+		st_arg_ids(&ch.a, job_ids + ch.off, ch.k, SJ_IN_CHUNK);
 		st_cols_init(&c, "l");
-		int rc = sj_query(db, SJ_SID(SJ_DONE_IN), SQL_DONE_IN, in.b,
-				  SJ_IN_CHUNK, c.b, c.n, &s);
-		for (int got = 1; rc == GB_OK && got;) {
-			rc = st_fetch(db, s, &got);
+		rc = st_run_n(db, SJ_SID(SJ_DONE_IN), SQL_DONE_IN, SJ_IN_CHUNK,
+			      &ch.a, &c, &s);
+		while (st_row(db, s, &rc)) {
 			/* Ids may repeat: mark every position of this one. */
-			for (size_t i = 0; rc == GB_OK && got && i < len; i++)
-				if (job_ids[first + i] == st_col_ll(&c, 0))
-					done[first + i] = 1;
+			for (size_t i = 0; i < ch.k; i++)
+				if (job_ids[ch.off + i] == st_col_ll(&c, 0))
+					done[ch.off + i] = 1;
 		}
 		st_done(s);
-		if (rc != GB_OK)
-			return rc;
 	}
-	return GB_OK;
+	st_chunks_free(&ch);
+	return rc;
 }
 
 /* The plan must be what jb_broker makes; *placed counts jobs with a queue. */
@@ -415,14 +210,13 @@ static int decide_check(struct st_db *db, const struct gm_request *r,
 }
 
 /*
-** check_at of a job entering `status` now at queue `k` (-1: none): when a
-** timeout rule can first fire, or SQL NULL when none can (the bulk column
-** is then NULL).
+** check_at of a job entering `status` now at queue `k` (-1: none), into
+** `a`: when a timeout rule can first fire, or SQL NULL when none can.
 */
 static int check_at(struct st_db *db, const struct gm_request *r,
 		    const struct jb_queue *queues, long k,
 		    enum to_status status, const struct prm_set *set,
-		    long long now, struct sj_bulk *b)
+		    long long now, struct st_args *a)
 {
 	const struct to_job j = {
 		.job_id = 0,
@@ -443,9 +237,9 @@ static int check_at(struct st_db *db, const struct gm_request *r,
 		return st_failf(db, rc, "task %lld: no timeout for status %d",
 				r->t.task_id, (int)status);
 	if (rc == 1)
-		sj_bk_ll(b, at);
+		st_arg_ll(a, at);
 	else
-		sj_bk_null(b, 'l');
+		st_arg_null(a);
 	return GB_OK;
 }
 
@@ -458,8 +252,9 @@ static int jobs_upsert(struct st_db *db, const struct gm_request *r,
 	/* Production jobs have no owner (the analysis counts skip them). */
 	const char *user = r->an.is_analysis ? r->an.user : NULL;
 	const char *group = r->an.is_analysis ? r->an.working_group : NULL;
-	struct sj_bulk b;
-	int rc = sj_bk_init(db, &b, "llsssldllssslllllll", r->njobs);
+	struct st_rows b;
+	st_rows_init(&b, SJ_SID(SJ_JOB_UPSERT), SQL_JOB_UPSERT, NJOB_UPSERT);
+	int rc = GB_OK;
 	for (size_t i = 0; rc == GB_OK && i < r->njobs; i++) {
 		const struct gm_job *j = &r->jobs[i];
 		long k = plan->job_queue[i];
@@ -474,30 +269,32 @@ static int jobs_upsert(struct st_db *db, const struct gm_request *r,
 			if (isfinite(j->inputs[f].size_mb) &&
 			    j->inputs[f].size_mb > 0)
 				mb += j->inputs[f].size_mb;
-		sj_bk_ll(&b, j->job_id);
-		sj_bk_ll(&b, r->t.task_id);
-		sj_bk_str(&b, request_id);
-		sj_bk_str(&b, k >= 0 ? queues[k].name : NULL);
-		sj_bk_str(&b, to_status_name(st));
-		sj_bk_ll(&b, j->nevents);
-		sj_bk_dbl(&b, mb);
-		sj_bk_ll(&b, decision_id);
-		sj_bk_ll(&b, now);
-		sj_bk_str(&b, r->t.gshare);
-		sj_bk_str(&b, user);
-		sj_bk_str(&b, group);
-		sj_bk_ll(&b, r->t.core_count);
-		sj_bk_ll(&b, r->t.priority);
-		sj_bk_ll(&b, now); /* brokered_at */
-		sj_bk_ll(&b, now); /* status_since */
-		sj_bk_ll(&b, now); /* status_time */
-		rc = check_at(db, r, queues, k, st, set, now, &b);
-		sj_bk_ll(&b, now); /* created_at, on insert only */
-		sj_bk_end_row(&b);
+		struct st_args *a = &b.a;
+		st_arg_ll(a, j->job_id);
+		st_arg_ll(a, r->t.task_id);
+		st_arg_str(a, request_id);
+		st_arg_str(a, k >= 0 ? queues[k].name : NULL);
+		st_arg_str(a, to_status_name(st));
+		st_arg_ll(a, j->nevents);
+		st_arg_dbl(a, mb);
+		st_arg_ll(a, decision_id);
+		st_arg_ll(a, now);
+		st_arg_str(a, r->t.gshare);
+		st_arg_str(a, user);
+		st_arg_str(a, group);
+		st_arg_ll(a, r->t.core_count);
+		st_arg_ll(a, r->t.priority);
+		st_arg_ll(a, now); /* brokered_at */
+		st_arg_ll(a, now); /* status_since */
+		st_arg_ll(a, now); /* status_time */
+		rc = check_at(db, r, queues, k, st, set, now, a);
+		st_arg_ll(a, now); /* created_at, on insert only */
+		if (rc == GB_OK)
+			rc = st_rows_end(db, &b);
 	}
 	if (rc == GB_OK)
-		rc = sj_bk_exec(db, SJ_SID(SJ_JOB_UPSERT), SQL_JOB_UPSERT, &b);
-	sj_bk_free(&b);
+		rc = st_rows_flush(db, &b);
+	st_rows_free(&b);
 	return rc;
 }
 
@@ -516,35 +313,37 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 	    (r->njobs && (r->jobs == NULL || queues == NULL)))
 		return GB_EINVAL;
 	*decision_id = 0;
-	if (len > SJ_BODY_MAX)
+	if (len > ST_MEDIUM_MAX)
 		return st_failf(db, GB_ETOOBIG,
 				"request %s: %zu bytes exceed a MEDIUMBLOB",
 				request_id, len);
 	/* Outside a transaction the jobs could commit without their counts
 	** or their event. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_jobs_decide outside a transaction");
+	int rc = st_need_txn(db, 1, "st_jobs_decide");
+	if (rc != GB_OK)
+		return rc;
 	size_t placed = 0;
-	int rc = decide_check(db, r, d, plan, &placed);
+	rc = decide_check(db, r, d, plan, &placed);
 	if (rc != GB_OK)
 		return rc;
 	int assigned = d->outcome == DEC_ASSIGNED;
 	char subject[32];
 	snprintf(subject, sizeof(subject), "%lld", r->t.task_id);
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_str(&a, subject);
-	st_arg_str(&a, request_id);
-	st_arg_str(&a, dec_outcome_name(d->outcome));
-	st_arg_str(&a, assigned ? queues[plan->best[0]].name : NULL);
-	st_arg_ll(&a, now);
-	st_arg_str(&a, detail_json);
-	rc = st_exec(db, SJ_SID(SJ_DECISION), SQL_DECISION, &a, &s);
+	struct st_dec_row row = {
+		.kind = "jobs",
+		.subject = subject,
+		.request_id = request_id,
+		.outcome = dec_outcome_name(d->outcome),
+		.chosen = assigned ? queues[plan->best[0]].name : NULL,
+		.decided_at = now,
+		.detail = detail_json,
+	};
+	rc = st_dec_write(db, &row);
 	if (rc != GB_OK)
 		return rc;
-	long long id = (long long)mysql_stmt_insert_id(s);
+	long long id = row.id;
+	struct st_args a;
+	MYSQL_STMT *s;
 	rc = jobs_upsert(db, r, queues, plan, request_id, id, now, set,
 			 unplaced_throttled);
 	if (rc == GB_OK && placed) {
@@ -578,32 +377,8 @@ int st_jobs_decide(struct st_db *db, const struct gm_request *r,
 int st_jobs_pending_due(struct st_db *db, long long now, size_t max,
 			long long *ids, size_t *n)
 {
-	if (db == NULL || n == NULL || (max && ids == NULL))
-		return GB_EINVAL;
-	*n = 0;
-	if (max == 0)
-		return GB_OK;
-	/* With autocommit on, FOR UPDATE locks nothing: two workers would
-	** retry the same request. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_jobs_pending_due outside a transaction");
-	struct st_args a;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, now);
-	st_arg_ll(&a, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
-	st_cols_init(&c, "l");
-	int rc = st_query(db, SJ_SID(SJ_PENDING_DUE), SQL_PENDING_DUE, &a, &c,
-			  &s);
-	for (int got = 1; rc == GB_OK && got && *n < max;) {
-		rc = st_fetch(db, s, &got);
-		if (rc == GB_OK && got)
-			ids[(*n)++] = st_col_ll(&c, 0);
-	}
-	st_done(s);
-	return rc;
+	return st_due_ids(db, SJ_SID(SJ_PENDING_DUE), SQL_PENDING_DUE,
+			  "st_jobs_pending_due", now, max, ids, n);
 }
 
 int st_jobs_request_load(struct st_db *db, long long id, struct arena *a,
@@ -615,19 +390,11 @@ int st_jobs_request_load(struct st_db *db, long long id, struct arena *a,
 	*request_id = NULL;
 	*body = NULL;
 	*len = 0;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, id);
-	st_cols_init(&c, "sb");
-	int rc = st_query(db, SJ_SID(SJ_REQUEST_LOAD), SQL_REQUEST_LOAD, &args,
-			  &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	int rc = st_query_key(db, SJ_SID(SJ_REQUEST_LOAD), SQL_REQUEST_LOAD,
+			      ST_ID(id), "sb", &c, &s);
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "job request %lld not found",
 			      id);
 	if (rc == GB_OK)
@@ -645,18 +412,9 @@ int st_jobs_request_close(struct st_db *db, long long id, long long now)
 {
 	if (db == NULL)
 		return GB_EINVAL;
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, now);
-	st_arg_ll(&a, id);
-	int rc = st_exec(db, SJ_SID(SJ_REQUEST_CLOSE), SQL_REQUEST_CLOSE, &a,
-			 &s);
-	/* CLIENT_FOUND_ROWS: matched rows, so a row already done counts. */
-	if (rc == GB_OK && mysql_stmt_affected_rows(s) == 0)
-		rc = st_failf(db, GB_ENOTFOUND, "job request %lld not found",
-			      id);
-	return rc;
+	/* A row already done counts as found. */
+	return st_update_id(db, SJ_SID(SJ_REQUEST_CLOSE), SQL_REQUEST_CLOSE,
+			    now, id, "job request");
 }
 
 int st_jobs_counts(struct st_db *db, const char *queue, const char *gshare,
@@ -674,11 +432,7 @@ int st_jobs_counts(struct st_db *db, const char *queue, const char *gshare,
 	st_cols_init(&c, "ddddddd");
 	int rc =
 		st_query(db, SJ_SID(SJ_COUNTS_GET), SQL_COUNTS_GET, &a, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "no counts for %s/%s", queue,
 			      gshare);
 	double *v[SJ_NCOUNTS] = {&out->running,	 &out->defined,
@@ -687,7 +441,7 @@ int st_jobs_counts(struct st_db *db, const char *queue, const char *gshare,
 				 &out->nbatchjob};
 	for (unsigned i = 0; rc == GB_OK && i < SJ_NCOUNTS; i++) {
 		*v[i] = st_col_dbl(&c, i);
-		if (!sj_finite_nonneg(*v[i]))
+		if (!st_finite_nonneg(*v[i]))
 			rc = st_failf(db, GB_ERANGE,
 				      "counts of %s/%s: negative", queue,
 				      gshare);

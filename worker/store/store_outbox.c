@@ -29,8 +29,6 @@
 #include "base/clock.h"
 #include "gb_error.h"
 
-#define ST_BODY_MAX 16777215u /* MEDIUMBLOB */
-
 static const char SQL_OUTBOX_ADD[] =
 	"INSERT INTO outbox (message_id, request_id, exchange, routing_key, "
 	"type, body, created_at, owner, lease_until, sent_at) "
@@ -60,10 +58,10 @@ int st_outbox_add(struct st_db *db, const char *message_id,
 	    type == NULL || (len && body == NULL) || id == NULL)
 		return GB_EINVAL;
 	*id = 0;
-	if (len > ST_BODY_MAX)
+	if (len > ST_MEDIUM_MAX)
 		return st_failf(db, GB_ETOOBIG,
 				"event %s: %zu bytes exceed the outbox's %u",
-				message_id, len, ST_BODY_MAX);
+				message_id, len, ST_MEDIUM_MAX);
 	/* Outside the decision's transaction the event could commit without
 	** its decision (or the other way round). */
 	if (!st_in_transaction(db))
@@ -100,38 +98,20 @@ int st_outbox_sent(struct st_db *db, long long id)
 {
 	if (db == NULL)
 		return GB_EINVAL;
-	struct st_args a;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, clk_now());
-	st_arg_ll(&a, id);
-	int rc = st_exec(db, ST_SID_OUTBOX_SENT, SQL_OUTBOX_SENT, &a, &s);
-	if (rc != GB_OK)
-		return rc;
-	/* Matched rows (CLIENT_FOUND_ROWS): a row sent twice still matches. */
-	if (mysql_stmt_affected_rows(s) == 0)
-		return st_failf(db, GB_ENOTFOUND, "outbox row %lld not found",
-				id);
-	return GB_OK;
+	/* A row sent twice still matches. */
+	return st_update_id(db, ST_SID_OUTBOX_SENT, SQL_OUTBOX_SENT, clk_now(),
+			    id, "outbox row");
 }
 
 /* Read the selected rows into `a`; the statement's result is released. */
 static int read_rows(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		     struct arena *a, struct st_outbox_row **rows, size_t *n)
 {
-	size_t total = (size_t)mysql_stmt_num_rows(s);
-	struct st_outbox_row *r =
-		total ? arena_alloc(a, total * sizeof(*r)) : NULL;
 	int rc = GB_OK;
-	if (total && r == NULL)
-		rc = st_failf(db, GB_ETOOBIG, "%zu outbox rows do not fit",
-			      total);
-	size_t k = 0;
-	while (rc == GB_OK && k < total) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	size_t total = 0, k = 0;
+	struct st_outbox_row *r = st_result_array(db, s, a, sizeof(*r),
+						  "outbox rows", &total, &rc);
+	while (k < total && st_row(db, s, &rc)) {
 		struct st_outbox_row *x = &r[k];
 		x->id = st_col_ll(c, 0);
 		rc = st_col_str(db, s, c, 1, a, &x->message_id);
@@ -221,7 +201,7 @@ int st_outbox_claim(struct st_db *db, const char *owner, long long now,
 	struct st_args sel;
 	st_args_init(&sel);
 	st_arg_ll(&sel, now);
-	st_arg_ll(&sel, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
+	st_arg_ll(&sel, st_limit(max));
 	return claim(db, ST_SID_OUTBOX_DUE, SQL_OUTBOX_DUE, &sel, owner, now,
 		     lease_s, a, rows, n);
 }

@@ -27,6 +27,7 @@
 ** an update (a pending job reported running) as stale, nothing written.
 */
 #include "store/store_internal.h"
+#include "store/store_decisions.h"
 #include "store/store_panda.h"
 
 #include <limits.h>
@@ -48,7 +49,6 @@ enum sp_slot {
 	SP_QUEUES_IN,
 	SP_RECHECK,
 	SP_APPLY_LOCK,
-	SP_DECISION,
 	SP_REASSIGN,
 	SP_FINISH,
 	SP_REQUEST_PENDING,
@@ -63,12 +63,9 @@ _Static_assert(ST_SID_PANDA_BASE + SP_NSLOTS <= ST_SID_PANDA_LAST + 1,
 	       "store_internal.h reserves too few PanDA statement slots");
 #define SP_SID(slot) ((enum st_sid)(ST_SID_PANDA_BASE + (slot)))
 
-#define SP_IN_CHUNK 32 /* queue names per IN list */
-#define SP_Q8 "?,?,?,?,?,?,?,?"
-#define SP_Q32 SP_Q8 "," SP_Q8 "," SP_Q8 "," SP_Q8
-_Static_assert(sizeof(SP_Q32) == 2 * SP_IN_CHUNK,
-	       "the IN list must have SP_IN_CHUNK placeholders");
-_Static_assert(SP_IN_CHUNK <= ST_MAX_ARGS, "IN list beyond st_args");
+#define SP_IN_CHUNK 32 /* queue names or job ids per IN list */
+_Static_assert(SP_IN_CHUNK + 2 <= ST_ARGS_INLINE,
+	       "an IN list and two more fit a list without the heap");
 
 #define SP_TMP_CAP ((size_t)16 << 20) /* scratch of one call */
 #define SP_SUB_STATUS_MAX 64	      /* jobs.job_sub_status VARCHAR(64) */
@@ -127,21 +124,18 @@ static const char SQL_REBRO_CAND[] =
 	"SELECT job_id FROM jobs WHERE queue = ? AND gshare = ? AND " SP_QUEUED
 	" AND job_id > ? ORDER BY job_id LIMIT ?";
 static const char SQL_REBRO_LOCK[] = SP_JOB_COLS
-	"FORCE INDEX (PRIMARY) WHERE job_id IN (" SP_Q32 ") AND queue = ? "
+	"FORCE INDEX (PRIMARY) WHERE job_id IN (" ST_LIST ") AND queue = ? "
 	"AND gshare = ? AND " SP_QUEUED " ORDER BY job_id "
 	"FOR UPDATE SKIP LOCKED";
 /* Padding binds NULL, which IN never matches. */
 static const char SQL_QUEUES_IN[] =
 	"SELECT name, status, last_start, disable_reassign, transtimehi, "
-	"transtimelo, workflow FROM queues WHERE name IN (" SP_Q32 ")";
+	"transtimelo, workflow FROM queues WHERE name IN (" ST_LIST ")";
 static const char SQL_RECHECK[] =
 	"UPDATE jobs SET check_at = ? WHERE job_id = ?";
 static const char SQL_APPLY_LOCK[] =
 	"SELECT status, queue, gshare, attempt, request_id FROM jobs "
 	"WHERE job_id = ? FOR UPDATE";
-static const char SQL_DECISION[] =
-	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
-	"decided_at, detail) VALUES (?, ?, ?, ?, ?, ?, ?)";
 static const char SQL_REASSIGN[] =
 	"UPDATE jobs SET status = 'pending', queue = NULL, "
 	"attempt = attempt + 1, brokered_at = ?, status_since = ?, "
@@ -225,13 +219,11 @@ static int count_col(enum to_status s)
 
 /* ---- small helpers ------------------------------------------------------- */
 
+/* With autocommit on, FOR UPDATE locks nothing, and a status could
+** commit without its counts. */
 static int need_txn(struct st_db *db, const char *fn)
 {
-	/* With autocommit on, FOR UPDATE locks nothing, and a status could
-	** commit without its counts. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE, "%s outside a transaction", fn);
-	return GB_OK;
+	return st_need_txn(db, 1, fn);
 }
 
 /* A status column (an ENUM: short ASCII); -1 when unknown. */
@@ -256,11 +248,6 @@ static int col_int(const struct st_cols *c, unsigned i, int *bad)
 	return (int)v;
 }
 
-static long long limit_of(size_t max)
-{
-	return max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max;
-}
-
 /* Characters of a UTF-8 string (continuation bytes not counted). */
 static size_t utf8_chars(const char *s)
 {
@@ -268,21 +255,6 @@ static size_t utf8_chars(const char *s)
 	for (; *s; s++)
 		n += ((unsigned char)*s & 0xC0) != 0x80;
 	return n;
-}
-
-/* An arena array for the buffered result of `s` (NULL when empty, or
-** with *rc GB_ETOOBIG when it does not fit). */
-static void *rows_array(struct st_db *db, MYSQL_STMT *s, struct arena *a,
-			size_t size, size_t *rows, int *rc)
-{
-	my_ulonglong r = mysql_stmt_num_rows(s);
-	void *v = r && r <= SIZE_MAX / size ? arena_alloc(a, (size_t)r * size)
-					    : NULL;
-	*rows = v ? (size_t)r : 0;
-	if (r && v == NULL)
-		*rc = st_failf(db, GB_ETOOBIG, "%llu rows do not fit the arena",
-			       (unsigned long long)r);
-	return v;
 }
 
 /* Fill q and *workflow (in `a`) from the queue columns starting at `i`:
@@ -349,18 +321,12 @@ struct locked_job {
 static int job_lock(struct st_db *db, long long id, struct arena *a,
 		    struct locked_job *j, int *found)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, id);
-	st_cols_init(&c, "slllsslllsl");
-	int rc = st_query(db, SP_SID(SP_JOB_LOCK), SQL_JOB_LOCK, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, found);
-	if (rc == GB_OK && *found) {
+	int rc = st_query_key(db, SP_SID(SP_JOB_LOCK), SQL_JOB_LOCK, ST_ID(id),
+			      "slllsslllsl", &c, &s);
+	*found = st_row(db, s, &rc);
+	if (*found) {
 		int st = col_status(&c, 0), bad = 0;
 		j->status = (enum to_status)st;
 		j->status_since = st_col_ll(&c, 1);
@@ -394,18 +360,12 @@ static int queue_read(struct st_db *db, const char *name, struct arena *a,
 	*found = 0;
 	if (name == NULL)
 		return GB_OK;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, name);
-	st_cols_init(&c, "slldds");
-	int rc = st_query(db, SP_SID(SP_QUEUE_ONE), SQL_QUEUE_ONE, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, found);
-	if (rc == GB_OK && *found)
+	int rc = st_query_key(db, SP_SID(SP_QUEUE_ONE), SQL_QUEUE_ONE,
+			      ST_TEXT(name), "slldds", &c, &s);
+	*found = st_row(db, s, &rc);
+	if (*found)
 		rc = queue_attrs(db, s, &c, 0, a, q, workflow);
 	st_done(s);
 	return rc;
@@ -576,11 +536,6 @@ done:
 
 /* ---- the timeout scan ---------------------------------------------------- */
 
-static int cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
-
 /* One distinct queue of a batch of jobs, with what `queues` says. */
 struct qinfo {
 	const char *name;
@@ -609,28 +564,24 @@ static int fill_queues(struct st_db *db, struct arena *a, struct sp_job *jobs,
 	for (size_t i = 0; rc == GB_OK && i < n; i++)
 		if (jobs[i].queue)
 			names[nq++] = jobs[i].queue;
-	if (rc == GB_OK && nq)
-		qsort(names, nq, sizeof(*names), cmp_str);
-	size_t nu = 0;
-	for (size_t i = 0; rc == GB_OK && i < nq; i++)
-		if (nu == 0 || strcmp(qi[nu - 1].name, names[i]) != 0)
-			qi[nu++] = (struct qinfo){names[i], 0, {0}, ""};
-	for (size_t off = 0; rc == GB_OK && off < nu; off += SP_IN_CHUNK) {
-		struct st_args args;
+	size_t nu = rc == GB_OK ? st_distinct(names, nq) : 0;
+	for (size_t i = 0; i < nu; i++)
+		qi[i] = (struct qinfo){names[i], 0, {0}, ""};
+	struct st_chunks ch;
+	st_chunks_init(&ch, nu, SP_IN_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
 		struct st_cols c;
 		MYSQL_STMT *s;
-		st_args_init(&args);
-		for (size_t i = off; i < off + SP_IN_CHUNK; i++)
-			st_arg_str(&args, i < nu ? qi[i].name : NULL);
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_str(&ch.a, names[ch.off + i]);
+		st_arg_nulls(&ch.a, SP_IN_CHUNK - ch.k);
 		st_cols_init(&c, "sslldds");
-		rc = st_query(db, SP_SID(SP_QUEUES_IN), SQL_QUEUES_IN, &args,
-			      &c, &s);
-		for (int got = 1; rc == GB_OK && got;) {
-			rc = st_fetch(db, s, &got);
+		rc = st_run_n(db, SP_SID(SP_QUEUES_IN), SQL_QUEUES_IN,
+			      SP_IN_CHUNK, &ch.a, &c, &s);
+		while (st_row(db, s, &rc)) {
 			char *name = NULL;
-			if (rc == GB_OK && got)
-				rc = st_col_str(db, s, &c, 0, &tmp, &name);
-			if (rc != GB_OK || !got || name == NULL)
+			rc = st_col_str(db, s, &c, 0, &tmp, &name);
+			if (rc != GB_OK || name == NULL)
 				continue;
 			struct qinfo key = {.name = name};
 			struct qinfo *hit = bsearch(&key, qi, nu, sizeof(*qi),
@@ -643,6 +594,7 @@ static int fill_queues(struct st_db *db, struct arena *a, struct sp_job *jobs,
 		}
 		st_done(s);
 	}
+	st_chunks_free(&ch);
 	for (size_t i = 0; rc == GB_OK && i < n; i++) {
 		struct sp_job *j = &jobs[i];
 		j->j.workflow = "";
@@ -663,24 +615,20 @@ static int fill_queues(struct st_db *db, struct arena *a, struct sp_job *jobs,
 	return rc;
 }
 
-/* Run a job query (SP_JOB_COLS) and read its rows into an arena array
-** (queues not filled). */
-static int jobs_read(struct st_db *db, enum sp_slot slot, const char *sql,
-		     struct st_args *args, struct arena *a,
-		     struct sp_job **out, size_t *n)
+/* Run prepared job query `s` (SP_JOB_COLS) and read its rows into an
+** arena array (queues not filled). */
+static int jobs_read(struct st_db *db, MYSQL_STMT *s, struct st_args *args,
+		     struct arena *a, struct sp_job **out, size_t *n)
 {
 	struct st_cols c;
-	MYSQL_STMT *s;
 	st_cols_init(&c, SP_JOB_SPEC);
-	int rc = st_query(db, SP_SID(slot), sql, args, &c, &s);
+	int rc = st_run(db, s, args, &c);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = 0, k = 0;
-	struct sp_job *v = rows_array(db, s, a, sizeof(*v), &rows, &rc);
-	for (int got = 1; rc == GB_OK && got && k < rows;) {
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	struct sp_job *v =
+		st_result_array(db, s, a, sizeof(*v), "jobs", &rows, &rc);
+	while (k < rows && st_row(db, s, &rc)) {
 		struct sp_job *j = &v[k];
 		char *rid = NULL, *queue = NULL, *gshare = NULL;
 		int st = col_status(&c, 5), bad = 0;
@@ -729,8 +677,11 @@ int st_panda_due(struct st_db *db, long long now, size_t max,
 	struct st_args args;
 	st_args_init(&args);
 	st_arg_ll(&args, now);
-	st_arg_ll(&args, limit_of(max));
-	rc = jobs_read(db, SP_DUE, SQL_DUE, &args, a, out, n);
+	st_arg_ll(&args, st_limit(max));
+	MYSQL_STMT *s;
+	rc = st_prepared(db, SP_SID(SP_DUE), SQL_DUE, &s);
+	if (rc == GB_OK)
+		rc = jobs_read(db, s, &args, a, out, n);
 	if (rc == GB_OK)
 		rc = fill_queues(db, a, *out, *n);
 	return rc;
@@ -741,17 +692,10 @@ int st_panda_recheck(struct st_db *db, long long job_id, long long at)
 	if (db == NULL)
 		return GB_EINVAL;
 	int rc = need_txn(db, "st_panda_recheck");
-	if (rc != GB_OK)
-		return rc;
-	struct st_args args;
-	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, at);
-	st_arg_ll(&args, job_id);
-	rc = st_exec(db, SP_SID(SP_RECHECK), SQL_RECHECK, &args, &s);
-	/* CLIENT_FOUND_ROWS: matched rows, so an unchanged time counts. */
-	if (rc == GB_OK && mysql_stmt_affected_rows(s) == 0)
-		rc = st_failf(db, GB_ENOTFOUND, "job %lld not found", job_id);
+	/* An unchanged time counts as found. */
+	if (rc == GB_OK)
+		rc = st_update_id(db, SP_SID(SP_RECHECK), SQL_RECHECK, at,
+				  job_id, "job");
 	return rc;
 }
 
@@ -766,19 +710,12 @@ struct apply_row {
 static int apply_lock(struct st_db *db, long long id, struct arena *a,
 		      struct apply_row *r)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, id);
-	st_cols_init(&c, "sssls");
-	int rc = st_query(db, SP_SID(SP_APPLY_LOCK), SQL_APPLY_LOCK, &args,
-			  &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0, bad = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	int rc = st_query_key(db, SP_SID(SP_APPLY_LOCK), SQL_APPLY_LOCK,
+			      ST_ID(id), "sssls", &c, &s);
+	int got = st_row(db, s, &rc), bad = 0;
+	if (!got && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "job %lld not found", id);
 	int st = got ? col_status(&c, 0) : -1;
 	if (rc == GB_OK) {
@@ -850,17 +787,17 @@ int st_panda_timeout_apply(struct st_db *db, const struct sp_job *j,
 	MYSQL_STMT *s;
 	long long did = 0;
 	if (rc == GB_OK) {
-		st_args_init(&args);
-		st_arg_str(&args, rebro ? "rebro" : "timeout");
-		st_arg_str(&args, subject);
-		st_arg_str(&args, request_id);
-		st_arg_str(&args, to_action_name(v->action));
-		st_arg_str(&args, to_status_name(ns));
-		st_arg_ll(&args, now);
-		st_arg_str(&args, detail_json);
-		rc = st_exec(db, SP_SID(SP_DECISION), SQL_DECISION, &args, &s);
-		if (rc == GB_OK)
-			did = (long long)mysql_stmt_insert_id(s);
+		struct st_dec_row row = {
+			.kind = rebro ? "rebro" : "timeout",
+			.subject = subject,
+			.request_id = request_id,
+			.outcome = to_action_name(v->action),
+			.chosen = to_status_name(ns),
+			.decided_at = now,
+			.detail = detail_json,
+		};
+		rc = st_dec_write(db, &row);
+		did = row.id;
 	}
 	if (rc == GB_OK && ns == TO_ST_PENDING) {
 		struct to_job tj = {
@@ -935,11 +872,9 @@ int st_panda_loads(struct st_db *db, struct arena *a, struct sp_load **out,
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = 0, k = 0;
-	struct sp_load *v = rows_array(db, s, a, sizeof(*v), &rows, &rc);
-	for (int got = 1; rc == GB_OK && got && k < rows;) {
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	struct sp_load *v =
+		st_result_array(db, s, a, sizeof(*v), "loads", &rows, &rc);
+	while (k < rows && st_row(db, s, &rc)) {
 		struct sp_load *l = &v[k];
 		char *queue = NULL, *gshare = NULL;
 		rc = st_col_str(db, s, &c, 0, a, &queue);
@@ -981,11 +916,7 @@ int st_panda_load_lock(struct st_db *db, const char *queue,
 	st_arg_str(&args, gshare);
 	st_cols_init(&c, "dd");
 	rc = st_query(db, SP_SID(SP_LOAD_LOCK), SQL_LOAD_LOCK, &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "no counts for %s/%s", queue,
 			      gshare);
 	if (rc == GB_OK) {
@@ -996,15 +927,9 @@ int st_panda_load_lock(struct st_db *db, const char *queue,
 	if (rc != GB_OK)
 		return rc;
 	/* Read after the lock, so this queue's part is the locked value. */
-	st_args_init(&args);
-	st_arg_str(&args, gshare);
-	st_cols_init(&c, "d");
-	rc = st_query(db, SP_SID(SP_LOAD_TOTAL), SQL_LOAD_TOTAL, &args, &c,
-		      &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	rc = st_query_key(db, SP_SID(SP_LOAD_TOTAL), SQL_LOAD_TOTAL,
+			  ST_TEXT(gshare), "d", &c, &s);
+	if (st_row(db, s, &rc))
 		*nqueue_total = st_col_dbl(&c, 0);
 	st_done(s);
 	return rc;
@@ -1016,24 +941,13 @@ static int rebro_cands(struct st_db *db, const char *queue,
 		       long long *ids, size_t *n)
 {
 	struct st_args args;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	*n = 0;
 	st_args_init(&args);
 	st_arg_str(&args, queue);
 	st_arg_str(&args, gshare);
 	st_arg_ll(&args, after);
 	st_arg_ll(&args, (long long)want);
-	st_cols_init(&c, "l");
-	int rc = st_query(db, SP_SID(SP_REBRO_CAND), SQL_REBRO_CAND, &args,
-			  &c, &s);
-	for (int got = 1; rc == GB_OK && got && *n < want;) {
-		rc = st_fetch(db, s, &got);
-		if (rc == GB_OK && got)
-			ids[(*n)++] = st_col_ll(&c, 0);
-	}
-	st_done(s);
-	return rc;
+	return st_query_ids(db, SP_SID(SP_REBRO_CAND), SQL_REBRO_CAND, &args,
+			    want, ids, n);
 }
 
 #define SP_PICK_BATCH 1024 /* candidates read per round */
@@ -1074,17 +988,16 @@ int st_panda_rebro_pick(struct st_db *db, const char *queue,
 				k = max - got;
 			struct st_args args;
 			st_args_init(&args);
-			for (size_t x = 0; x < SP_IN_CHUNK; x++)
-				if (x < k)
-					st_arg_ll(&args, ids[i + x]);
-				else
-					st_arg_null(&args);
+			st_arg_ids(&args, ids + i, k, SP_IN_CHUNK);
 			st_arg_str(&args, queue);
 			st_arg_str(&args, gshare);
 			struct sp_job *v = NULL;
 			size_t nv = 0;
-			rc = jobs_read(db, SP_REBRO_LOCK, SQL_REBRO_LOCK, &args,
-				       a, &v, &nv);
+			MYSQL_STMT *s;
+			rc = st_prepared_n(db, SP_SID(SP_REBRO_LOCK),
+					   SQL_REBRO_LOCK, SP_IN_CHUNK, 0, &s);
+			if (rc == GB_OK)
+				rc = jobs_read(db, s, &args, a, &v, &nv);
 			if (rc == GB_OK && got + nv > cap) {
 				size_t nc2 = cap ? 2 * cap : 64;
 				while (nc2 < got + nv)

@@ -62,16 +62,11 @@ int st_summary_groups(struct st_db *db, enum ss_kind kind, long long since,
 	};
 	if ((unsigned)kind >= SS_NKIND)
 		return GB_EINVAL;
-	struct st_args args;
-	st_args_init(&args);
-	st_arg_ll(&args, since);
 	struct st_cols cols;
-	st_cols_init(&cols, "ssl");
 	MYSQL_STMT *s = NULL;
-	int rc = st_query(db, (enum st_sid)q[kind].sid, q[kind].sql, &args,
-			  &cols, &s);
-	int got = 0;
-	while (rc == GB_OK && (rc = st_fetch(db, s, &got)) == GB_OK && got) {
+	int rc = st_query_key(db, (enum st_sid)q[kind].sid, q[kind].sql,
+			      ST_ID(since), "ssl", &cols, &s);
+	while (st_row(db, s, &rc)) {
 		/* a VARCHAR(256) of utf8mb4 may outgrow the column buffer:
 		** st_col_str fetches it whole, into a per-row arena */
 		struct arena a;
@@ -101,8 +96,7 @@ static int scan_details(struct st_db *db, int sid, const char *sql,
 	st_cols_init(&cols, "sb");
 	MYSQL_STMT *s = NULL;
 	int rc = st_query(db, (enum st_sid)sid, sql, &args, &cols, &s);
-	int got = 0;
-	while (rc == GB_OK && (rc = st_fetch(db, s, &got)) == GB_OK && got) {
+	while (st_row(db, s, &rc)) {
 		if (st_col_isnull(&cols, 1))
 			continue;
 		/* a detail is up to a MEDIUMTEXT: one row at a time in an
@@ -145,10 +139,7 @@ int st_backlog(struct st_db *db, struct st_backlog *out)
 	MYSQL_STMT *s = NULL;
 	int rc = st_query(db, (enum st_sid)SID_BACKLOG, SQL_BACKLOG, NULL,
 			  &cols, &s);
-	int got = 0;
-	if (rc == GB_OK)
-		rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_EDB, "backlog: the count returned no row");
 	if (rc == GB_OK) {
 		out->tasks_pending = st_col_ll(&cols, 0);

@@ -9,14 +9,17 @@
 ** than by trusting the server's ORDER BY to agree with strcmp, so the
 ** assembly does not depend on a collation. Replicas are read only for the
 ** task's own datasets, with one prepared IN list of ST_IN_CHUNK
-** placeholders executed per chunk (unused slots bound to NULL, which
+** placeholders executed per chunk (unused entries bound to NULL, which
 ** matches nothing): a 1000-dataset task costs 32 round trips, not 1000.
+** A task's datasets are written the same way, a multi-row INSERT of up to
+** ST_ROWS_MAX rows a round trip.
 **
 ** Values read back are validated (enum words, signs, ranges) before they
 ** reach the engine; the schema's CHECK constraints make a bad row unlikely,
 ** but an operator can still edit tables by hand.
 */
 #include "store/store_internal.h"
+#include "store/store_decisions.h"
 
 #include <limits.h>
 #include <math.h>
@@ -28,12 +31,8 @@
 #include "gb_error.h"
 
 #define ST_IN_CHUNK 32
-#define ST_BULK_MAX_ROWS 100000 /* array-bound rows per execute */
-
-#define Q4 "?,?,?,?"
-#define Q32 Q4 "," Q4 "," Q4 "," Q4 "," Q4 "," Q4 "," Q4 "," Q4
-_Static_assert(sizeof(Q32) == 2 * ST_IN_CHUNK,
-	       "the IN list must have ST_IN_CHUNK placeholders");
+_Static_assert(ST_IN_CHUNK <= ST_ARGS_INLINE,
+	       "an IN list of dataset names fits a list without the heap");
 
 static const char SQL_NUCLEUS_UPSERT[] =
 	"INSERT INTO nuclei (name, status, bare_nucleus, transfer_backlog, rw, "
@@ -65,7 +64,7 @@ static const char SQL_STORAGES_ALL[] =
 	"blacklisted FROM storages ORDER BY nucleus, name";
 static const char SQL_REPLICAS_IN[] =
 	"SELECT nucleus, dataset, size, files FROM replicas WHERE dataset IN "
-	"(" Q32 ") ORDER BY nucleus, dataset";
+	"(" ST_LIST ") ORDER BY nucleus, dataset";
 static const char SQL_TASK_UPSERT[] =
 	"INSERT INTO tasks (task_id, gshare, task_priority, io_intensity, "
 	"t1_weight, input_prestaging, broker_on_master, full_chain, "
@@ -86,7 +85,7 @@ static const char SQL_TASK_DS_DELETE[] =
 	"DELETE FROM task_datasets WHERE task_id = ?";
 static const char SQL_TASK_DS_INSERT[] =
 	"INSERT INTO task_datasets (task_id, position, name, is_primary, size, "
-	"files, on_tape) VALUES (?, ?, ?, ?, ?, ?, ?)";
+	"files, on_tape) VALUES " ST_ROWS;
 static const char SQL_TASK_GET[] =
 	"SELECT gshare, task_priority, io_intensity, t1_weight, "
 	"input_prestaging, broker_on_master, full_chain, parent_nucleus, "
@@ -97,35 +96,12 @@ static const char SQL_TASK_DS_GET[] =
 static const char SQL_TASK_UPDATE[] =
 	"UPDATE tasks SET status = ?, nucleus = ?, pending_until = ?, "
 	"attempts = attempts + 1, updated_at = ? WHERE task_id = ?";
-static const char SQL_DECISION_INSERT[] =
-	"INSERT INTO decisions (kind, subject, request_id, outcome, chosen, "
-	"decided_at, detail) VALUES ('task', ?, ?, ?, ?, ?, ?)";
 static const char SQL_PENDING_DUE[] =
 	"SELECT task_id FROM tasks WHERE status = 'pending' AND "
 	"pending_until <= ? ORDER BY pending_until LIMIT ? "
 	"FOR UPDATE SKIP LOCKED";
 
-static int finite_nonneg(double v)
-{
-	return isfinite(v) && v >= 0;
-}
-
-/* st_col_str into a `const char *` field of an engine struct. */
-static int col_cstr(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
-		    unsigned i, struct arena *a, const char **out)
-{
-	char *p = NULL;
-	int rc = st_col_str(db, s, c, i, a, &p);
-	*out = p;
-	return rc;
-}
-
 /* ---- grid load ----------------------------------------------------------- */
-
-static int cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
 
 /* Two nuclei of one file with the same name, or one storage listed twice,
 ** would silently overwrite each other; name the duplicate instead. */
@@ -144,7 +120,7 @@ static int grid_check_unique(struct st_db *db, const struct tb_nucleus *nuc,
 	int rc = GB_OK;
 	for (size_t i = 0; i < n; i++)
 		names[i] = nuc[i].name;
-	qsort(names, n, sizeof(*names), cmp_strp);
+	qsort(names, n, sizeof(*names), st_cmp_strp);
 	for (size_t i = 1; rc == GB_OK && i < n; i++)
 		if (strcmp(names[i], names[i - 1]) == 0)
 			rc = st_failf(db, GB_EINVAL, "nucleus %s listed twice",
@@ -153,7 +129,7 @@ static int grid_check_unique(struct st_db *db, const struct tb_nucleus *nuc,
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < nuc[i].nstorages; j++)
 			names[k++] = nuc[i].storages[j].name;
-	qsort(names, k, sizeof(*names), cmp_strp);
+	qsort(names, k, sizeof(*names), st_cmp_strp);
 	for (size_t i = 1; rc == GB_OK && i < k; i++)
 		if (strcmp(names[i], names[i - 1]) == 0)
 			rc = st_failf(db, GB_EINVAL, "storage %s listed twice",
@@ -171,7 +147,7 @@ static int grid_check(struct st_db *db, const struct tb_nucleus *nuc, size_t n)
 					"nuclei[%zu]: name and status required",
 					i);
 		if ((unsigned)x->bare > TB_BARE_ALLOW ||
-		    x->transfer_backlog < 0 || !finite_nonneg(x->rw))
+		    x->transfer_backlog < 0 || !st_finite_nonneg(x->rw))
 			return st_failf(db, GB_EINVAL,
 					"nucleus %s: bad bareNucleus, backlog "
 					"or RW",
@@ -183,9 +159,9 @@ static int grid_check(struct st_db *db, const struct tb_nucleus *nuc, size_t n)
 		for (size_t j = 0; j < x->nstorages; j++) {
 			const struct tb_storage *st = &x->storages[j];
 			if (st->name == NULL || st->name[0] == '\0' ||
-			    !finite_nonneg(st->space_free) ||
-			    !finite_nonneg(st->space_expired) ||
-			    !finite_nonneg(st->space_total))
+			    !st_finite_nonneg(st->space_free) ||
+			    !st_finite_nonneg(st->space_expired) ||
+			    !st_finite_nonneg(st->space_total))
 				return st_failf(db, GB_EINVAL,
 						"nucleus %s: storage %zu: name "
 						"and sizes >= 0 required",
@@ -194,7 +170,7 @@ static int grid_check(struct st_db *db, const struct tb_nucleus *nuc, size_t n)
 		for (size_t j = 0; j < x->nlocal; j++) {
 			const struct tb_replica *r = &x->local[j];
 			if (r->dataset == NULL || r->dataset[0] == '\0' ||
-			    !finite_nonneg(r->size) || r->files < 0)
+			    !st_finite_nonneg(r->size) || r->files < 0)
 				return st_failf(db, GB_EINVAL,
 						"nucleus %s: replica %zu: "
 						"dataset, size and files >= 0 "
@@ -263,10 +239,7 @@ int st_grid_load_nuclei(struct st_db *db, const struct tb_nucleus *nuclei,
 	rc = st_begin(db);
 	for (size_t i = 0; rc == GB_OK && i < n; i++)
 		rc = grid_put(db, &nuclei[i], now);
-	if (rc == GB_OK)
-		return st_commit(db);
-	st_rollback(db);
-	return rc;
+	return st_end(db, rc);
 }
 
 /* ---- grid state for one task --------------------------------------------- */
@@ -314,16 +287,12 @@ static int load_nuclei(struct st_db *db, struct arena *a, struct nuc_index *ix)
 		st_done(s);
 		return st_failf(db, GB_ETOOBIG, "%zu nuclei do not fit", rows);
 	}
-	while (ix->n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (ix->n < rows && st_row(db, s, &rc)) {
 		struct tb_nucleus *x = &ix->nuc[ix->n];
 		char *bare = NULL;
-		rc = col_cstr(db, s, &c, 0, a, &x->name);
+		rc = st_col_cstr(db, s, &c, 0, a, &x->name);
 		if (rc == GB_OK)
-			rc = col_cstr(db, s, &c, 1, a, &x->status);
+			rc = st_col_cstr(db, s, &c, 1, a, &x->status);
 		if (rc == GB_OK)
 			rc = st_col_str(db, s, &c, 2, a, &bare);
 		if (rc != GB_OK)
@@ -333,7 +302,7 @@ static int load_nuclei(struct st_db *db, struct arena *a, struct nuc_index *ix)
 		x->rw = st_col_dbl(&c, 4);
 		if (x->name == NULL || x->status == NULL || b < 0 ||
 		    backlog < 0 || backlog > LONG_MAX ||
-		    !finite_nonneg(x->rw)) {
+		    !st_finite_nonneg(x->rw)) {
 			rc = st_failf(
 				db, GB_ERANGE,
 				"nuclei row %s: bad status, bare_nucleus, "
@@ -380,25 +349,21 @@ static int load_storages(struct st_db *db, struct arena *a,
 				rows);
 	}
 	size_t k = 0;
-	while (k < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (k < rows && st_row(db, s, &rc)) {
 		char *nucleus = NULL;
 		struct tb_storage *x = &tmp[k];
 		rc = st_col_str(db, s, &c, 0, a, &nucleus);
 		if (rc == GB_OK)
-			rc = col_cstr(db, s, &c, 1, a, &x->name);
+			rc = st_col_cstr(db, s, &c, 1, a, &x->name);
 		if (rc != GB_OK)
 			break;
 		x->space_free = st_col_dbl(&c, 2);
 		x->space_expired = st_col_dbl(&c, 3);
 		x->space_total = st_col_dbl(&c, 4);
 		long long tape = st_col_ll(&c, 5), bl = st_col_ll(&c, 6);
-		if (x->name == NULL || !finite_nonneg(x->space_free) ||
-		    !finite_nonneg(x->space_expired) ||
-		    !finite_nonneg(x->space_total) ||
+		if (x->name == NULL || !st_finite_nonneg(x->space_free) ||
+		    !st_finite_nonneg(x->space_expired) ||
+		    !st_finite_nonneg(x->space_total) ||
 		    (tape != 0 && tape != 1) || (bl != 0 && bl != 1)) {
 			rc = st_failf(db, GB_ERANGE,
 				      "storages row %s: bad size or flag",
@@ -437,24 +402,21 @@ struct rep_chunk {
 	size_t n;
 };
 
+/* The replica rows of chunk `ch` of the distinct dataset `names` into
+** `out`, counted per nucleus in `count`. */
 static int load_replica_chunk(struct st_db *db, struct arena *a,
-			      const struct nuc_index *ix, const char **names,
-			      size_t nnames, struct rep_chunk *out,
+			      const struct nuc_index *ix, struct st_chunks *ch,
+			      const char *const *names, struct rep_chunk *out,
 			      size_t *count)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	for (size_t i = 0; i < ST_IN_CHUNK; i++) {
-		if (i < nnames)
-			st_arg_str(&args, names[i]);
-		else
-			st_arg_null(&args);
-	}
+	for (size_t i = 0; i < ch->k; i++)
+		st_arg_str(&ch->a, names[ch->off + i]);
+	st_arg_nulls(&ch->a, ST_IN_CHUNK - ch->k);
 	st_cols_init(&c, "ssdl");
-	int rc = st_query(db, ST_SID_REPLICAS_IN, SQL_REPLICAS_IN, &args, &c,
-			  &s);
+	int rc = st_run_n(db, ST_SID_REPLICAS_IN, SQL_REPLICAS_IN, ST_IN_CHUNK,
+			  &ch->a, &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	size_t rows = (size_t)mysql_stmt_num_rows(s);
@@ -466,21 +428,17 @@ static int load_replica_chunk(struct st_db *db, struct arena *a,
 		return st_failf(db, GB_ETOOBIG, "%zu replicas do not fit",
 				rows);
 	}
-	while (out->n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (out->n < rows && st_row(db, s, &rc)) {
 		char *nucleus = NULL;
 		struct tb_replica *r = &out->rows[out->n];
 		rc = st_col_str(db, s, &c, 0, a, &nucleus);
 		if (rc == GB_OK)
-			rc = col_cstr(db, s, &c, 1, a, &r->dataset);
+			rc = st_col_cstr(db, s, &c, 1, a, &r->dataset);
 		if (rc != GB_OK)
 			break;
 		r->size = st_col_dbl(&c, 2);
 		long long files = st_col_ll(&c, 3);
-		if (r->dataset == NULL || !finite_nonneg(r->size) ||
+		if (r->dataset == NULL || !st_finite_nonneg(r->size) ||
 		    files < 0 || files > LONG_MAX) {
 			rc = st_failf(db, GB_ERANGE,
 				      "replicas row %s: bad size or files",
@@ -514,25 +472,21 @@ static int load_replicas(struct st_db *db, const struct tb_task *task,
 	for (size_t i = 0; i < task->ndatasets; i++)
 		if (task->datasets[i].name && task->datasets[i].name[0])
 			names[nn++] = task->datasets[i].name;
-	qsort(names, nn, sizeof(*names), cmp_strp);
-	size_t u = 0;
-	for (size_t i = 0; i < nn; i++)
-		if (u == 0 || strcmp(names[i], names[u - 1]) != 0)
-			names[u++] = names[i];
+	size_t u = st_distinct(names, nn);
 	size_t nchunks = (u + ST_IN_CHUNK - 1) / ST_IN_CHUNK;
 	if (nchunks == 0)
 		return GB_OK;
 	struct rep_chunk *ch = arena_alloc(a, nchunks * sizeof(*ch));
 	if (ch == NULL)
 		return st_failf(db, GB_ETOOBIG, "replica chunks do not fit");
-	for (size_t i = 0; i < nchunks; i++) {
-		size_t first = i * ST_IN_CHUNK;
-		size_t len = u - first < ST_IN_CHUNK ? u - first : ST_IN_CHUNK;
-		int rc = load_replica_chunk(db, a, ix, names + first, len,
-					    &ch[i], count);
-		if (rc != GB_OK)
-			return rc;
-	}
+	struct st_chunks in;
+	int rc = GB_OK;
+	st_chunks_init(&in, u, ST_IN_CHUNK);
+	for (size_t i = 0; st_chunks_next(&in, &rc); i++)
+		rc = load_replica_chunk(db, a, ix, &in, names, &ch[i], count);
+	st_chunks_free(&in);
+	if (rc != GB_OK)
+		return rc;
 	for (size_t k = 0; k < ix->n; k++) {
 		struct tb_nucleus *x = &ix->nuc[k];
 		x->nlocal = 0;
@@ -579,76 +533,26 @@ int st_tb_state(struct st_db *db, const struct tb_task *task, struct arena *a,
 
 /* ---- tasks --------------------------------------------------------------- */
 
-/* MariaDB (not MySQL) servers take a whole array of rows in one execute. */
-static int bulk_supported(struct st_db *db)
+/* The task's datasets, in their order. */
+static int task_ds_insert(struct st_db *db, const struct tb_task *task)
 {
-	unsigned long caps = 0, ext = 0;
-	if (db->my == NULL ||
-	    mariadb_get_infov(db->my, MARIADB_CONNECTION_SERVER_CAPABILITIES,
-			      &caps) != 0 ||
-	    mariadb_get_infov(db->my,
-			      MARIADB_CONNECTION_EXTENDED_SERVER_CAPABILITIES,
-			      &ext) != 0)
-		return 0;
-	return !(caps & CLIENT_MYSQL) &&
-	       (ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS >> 32)) != 0;
-}
-
-/*
-** Insert all of a task's datasets with one array-bound execute: a task with
-** 1000 inputs costs one round trip instead of 1000 (about 45 ms measured
-** over the local socket). Column-wise binding: each parameter points at an
-** array with one element per row, strings as an array of pointers.
-*/
-static int task_ds_bulk(struct st_db *db, const struct tb_task *task)
-{
-	size_t n = task->ndatasets;
-	/* The five integer columns share one allocation. */
-	long long *ll = malloc(n * 5 * sizeof(*ll));
-	double *size = malloc(n * sizeof(*size));
-	const char **name = malloc(n * sizeof(*name));
-	unsigned long *len = malloc(n * sizeof(*len));
-	if (!ll || !size || !name || !len) {
-		free(ll);
-		free(size);
-		free(name);
-		free(len);
-		return st_failf(db, GB_ENOMEM, "out of memory");
-	}
-	long long *tid = ll, *pos = ll + n, *prim = ll + 2 * n,
-		  *files = ll + 3 * n, *tape = ll + 4 * n;
-	for (size_t i = 0; i < n; i++) {
+	struct st_rows r;
+	st_rows_init(&r, ST_SID_TASK_DS_INSERT, SQL_TASK_DS_INSERT, 7);
+	int rc = GB_OK;
+	for (size_t i = 0; rc == GB_OK && i < task->ndatasets; i++) {
 		const struct tb_dataset *d = &task->datasets[i];
-		tid[i] = task->task_id;
-		pos[i] = (long long)i;
-		name[i] = d->name;
-		len[i] = (unsigned long)strlen(d->name);
-		prim[i] = d->primary != 0;
-		size[i] = d->size;
-		files[i] = d->files;
-		tape[i] = d->on_tape != 0;
+		st_arg_ll(&r.a, task->task_id);
+		st_arg_ll(&r.a, (long long)i);
+		st_arg_str(&r.a, d->name);
+		st_arg_ll(&r.a, d->primary != 0);
+		st_arg_dbl(&r.a, d->size);
+		st_arg_ll(&r.a, d->files);
+		st_arg_ll(&r.a, d->on_tape != 0);
+		rc = st_rows_end(db, &r);
 	}
-	MYSQL_BIND b[7];
-	memset(b, 0, sizeof(b));
-	void *bufs[7] = {tid, pos, (void *)name, prim, size, files, tape};
-	for (int i = 0; i < 7; i++) {
-		b[i].buffer_type = MYSQL_TYPE_LONGLONG;
-		b[i].buffer = bufs[i];
-	}
-	b[2].buffer_type = MYSQL_TYPE_STRING;
-	b[2].length = len;
-	b[4].buffer_type = MYSQL_TYPE_DOUBLE;
-	MYSQL_STMT *s = NULL;
-	unsigned int rows = (unsigned int)n;
-	int rc = st_prepared(db, ST_SID_TASK_DS_BULK, SQL_TASK_DS_INSERT, &s);
-	if (rc == GB_OK &&
-	    (mysql_stmt_attr_set(s, STMT_ATTR_ARRAY_SIZE, &rows) != 0 ||
-	     mysql_stmt_bind_param(s, b) != 0 || mysql_stmt_execute(s) != 0))
-		rc = st_fail_stmt(db, s);
-	free(ll);
-	free(size);
-	free(name);
-	free(len);
+	if (rc == GB_OK)
+		rc = st_rows_flush(db, &r);
+	st_rows_free(&r);
 	return rc;
 }
 
@@ -666,7 +570,8 @@ int st_task_save(struct st_db *db, const struct tb_task *task,
 				task->task_id);
 	for (size_t i = 0; i < task->ndatasets; i++) {
 		const struct tb_dataset *d = &task->datasets[i];
-		if (d->name == NULL || !finite_nonneg(d->size) || d->files < 0)
+		if (d->name == NULL || !st_finite_nonneg(d->size) ||
+		    d->files < 0)
 			return st_failf(
 				db, GB_EINVAL,
 				"task %lld: dataset %zu: name, size and "
@@ -699,22 +604,8 @@ int st_task_save(struct st_db *db, const struct tb_task *task,
 	if (rc == GB_OK)
 		rc = st_exec(db, ST_SID_TASK_DS_DELETE, SQL_TASK_DS_DELETE, &a,
 			     &s);
-	if (rc == GB_OK && task->ndatasets > 1 &&
-	    task->ndatasets <= ST_BULK_MAX_ROWS && bulk_supported(db))
-		return task_ds_bulk(db, task);
-	for (size_t i = 0; rc == GB_OK && i < task->ndatasets; i++) {
-		const struct tb_dataset *d = &task->datasets[i];
-		st_args_init(&a);
-		st_arg_ll(&a, task->task_id);
-		st_arg_ll(&a, (long long)i);
-		st_arg_str(&a, d->name);
-		st_arg_ll(&a, d->primary != 0);
-		st_arg_dbl(&a, d->size);
-		st_arg_ll(&a, d->files);
-		st_arg_ll(&a, d->on_tape != 0);
-		rc = st_exec(db, ST_SID_TASK_DS_INSERT, SQL_TASK_DS_INSERT, &a,
-			     &s);
-	}
+	if (rc == GB_OK)
+		rc = task_ds_insert(db, task);
 	return rc;
 }
 
@@ -729,40 +620,26 @@ static int flag01(long long v, int *out)
 static int task_datasets_load(struct st_db *db, long long task_id,
 			      struct arena *a, struct tb_task *out)
 {
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, task_id);
-	st_cols_init(&c, "sldll");
-	int rc = st_query(db, ST_SID_TASK_DS_GET, SQL_TASK_DS_GET, &args, &c,
-			  &s);
+	int rc = st_query_key(db, ST_SID_TASK_DS_GET, SQL_TASK_DS_GET,
+			      ST_ID(task_id), "sldll", &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s);
+	size_t rows = 0, n = 0;
 	struct tb_dataset *ds =
-		rows ? arena_alloc(a, rows * sizeof(*ds)) : NULL;
-	if (rows && ds == NULL) {
-		st_done(s);
-		return st_failf(db, GB_ETOOBIG,
-				"task %lld: %zu datasets do not fit", task_id,
-				rows);
-	}
-	size_t n = 0;
-	while (n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+		st_result_array(db, s, a, sizeof(*ds), "datasets", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		struct tb_dataset *d = &ds[n];
-		rc = col_cstr(db, s, &c, 0, a, &d->name);
+		rc = st_col_cstr(db, s, &c, 0, a, &d->name);
 		if (rc != GB_OK)
 			break;
 		d->size = st_col_dbl(&c, 2);
 		long long files = st_col_ll(&c, 3);
 		if (d->name == NULL || flag01(st_col_ll(&c, 1), &d->primary) ||
 		    flag01(st_col_ll(&c, 4), &d->on_tape) ||
-		    !finite_nonneg(d->size) || files < 0 || files > LONG_MAX) {
+		    !st_finite_nonneg(d->size) || files < 0 ||
+		    files > LONG_MAX) {
 			rc = st_failf(db, GB_ERANGE,
 				      "task %lld: dataset row %zu out of range",
 				      task_id, n);
@@ -785,22 +662,15 @@ int st_task_load(struct st_db *db, long long task_id, struct arena *a,
 	if (db == NULL || a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, task_id);
-	st_cols_init(&c, "slddllssd");
-	int rc = st_query(db, ST_SID_TASK_GET, SQL_TASK_GET, &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
 	char *fc = NULL, *parent = NULL;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && !got)
+	int rc = st_query_key(db, ST_SID_TASK_GET, SQL_TASK_GET, ST_ID(task_id),
+			      "slddllssd", &c, &s);
+	if (!st_row(db, s, &rc) && rc == GB_OK)
 		rc = st_failf(db, GB_ENOTFOUND, "task %lld not found", task_id);
 	if (rc == GB_OK)
-		rc = col_cstr(db, s, &c, 0, a, &out->gshare);
+		rc = st_col_cstr(db, s, &c, 0, a, &out->gshare);
 	if (rc == GB_OK)
 		rc = st_col_str(db, s, &c, 6, a, &fc);
 	if (rc == GB_OK)
@@ -817,9 +687,9 @@ int st_task_load(struct st_db *db, long long task_id, struct arena *a,
 		    prio > LONG_MAX ||
 		    flag01(st_col_ll(&c, 4), &out->input_prestaging) ||
 		    flag01(st_col_ll(&c, 5), &out->broker_on_master) ||
-		    !finite_nonneg(out->io_intensity) ||
+		    !st_finite_nonneg(out->io_intensity) ||
 		    !isfinite(out->t1_weight) ||
-		    !finite_nonneg(out->norm_exp_out_size))
+		    !st_finite_nonneg(out->norm_exp_out_size))
 			rc = st_failf(db, GB_ERANGE,
 				      "task %lld: row out of range", task_id);
 		out->priority = (long)prio;
@@ -868,50 +738,23 @@ int st_task_decide(struct st_db *db, const struct tb_task *task,
 				task->task_id);
 	char subject[32];
 	snprintf(subject, sizeof(subject), "%lld", task->task_id);
-	st_args_init(&a);
-	st_arg_str(&a, subject);
-	st_arg_str(&a, request_id);
-	st_arg_str(&a, dec_outcome_name(d->outcome));
-	st_arg_str(&a, assigned ? nucleus : NULL);
-	st_arg_ll(&a, now);
-	st_arg_str(&a, detail_json);
-	rc = st_exec(db, ST_SID_DECISION_INSERT, SQL_DECISION_INSERT, &a, &s);
-	if (rc != GB_OK)
-		return rc;
-	*decision_id = (long long)mysql_stmt_insert_id(s);
-	return GB_OK;
+	struct st_dec_row row = {
+		.kind = "task",
+		.subject = subject,
+		.request_id = request_id,
+		.outcome = dec_outcome_name(d->outcome),
+		.chosen = assigned ? nucleus : NULL,
+		.decided_at = now,
+		.detail = detail_json,
+	};
+	rc = st_dec_write(db, &row);
+	*decision_id = row.id;
+	return rc;
 }
 
 int st_pending_due(struct st_db *db, long long now, size_t max, long long *ids,
 		   size_t *n)
 {
-	if (db == NULL || n == NULL || (max && ids == NULL))
-		return GB_EINVAL;
-	*n = 0;
-	if (max == 0)
-		return GB_OK;
-	/* With autocommit on, FOR UPDATE locks nothing: two workers would
-	** retry the same task. */
-	if (!st_in_transaction(db))
-		return st_failf(db, GB_ESTATE,
-				"st_pending_due outside a transaction");
-	struct st_args a;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_args_init(&a);
-	st_arg_ll(&a, now);
-	st_arg_ll(&a, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
-	st_cols_init(&c, "l");
-	int rc = st_query(db, ST_SID_PENDING_DUE, SQL_PENDING_DUE, &a, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	while (*n < max) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
-		ids[(*n)++] = st_col_ll(&c, 0);
-	}
-	st_done(s);
-	return rc;
+	return st_due_ids(db, ST_SID_PENDING_DUE, SQL_PENDING_DUE,
+			  "st_pending_due", now, max, ids, n);
 }

@@ -1,5 +1,5 @@
 /*
-** store_tq.c — the DIRAC store's shared machinery (store_tq_internal.h)
+** store_tq.c — the DIRAC store's shared helpers (store_tq_internal.h)
 ** and its reads: what the workers' task queue index lives on (the TQ list
 ** with requirements, one TQ, the waiting jobs by seq, the claim log) and
 ** the recorded match of a request. Submission, claim and writing match
@@ -25,8 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <mysqld_error.h>
 
 #include "gb_error.h"
 #include "store/store_tq_internal.h"
@@ -69,319 +67,6 @@ static const char SQL_MATCH_GET[] =
 static const char SQL_MATCH_DETAIL[] =
 	"SELECT detail FROM pilot_matches WHERE request_id = ?";
 
-/* ---- parameters ---------------------------------------------------------- */
-
-void stq_b_init(struct stq_binds *b)
-{
-	memset(b, 0, sizeof(*b));
-}
-
-void stq_b_free(struct stq_binds *b)
-{
-	free(b->p);
-	free(b->b);
-	memset(b, 0, sizeof(*b));
-}
-
-void stq_b_reset(struct stq_binds *b)
-{
-	b->n = 0;
-	b->oom = 0;
-}
-
-static struct stq_param *b_next(struct stq_binds *b)
-{
-	if (b->oom)
-		return NULL;
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 64;
-		struct stq_param *p = realloc(b->p, cap * sizeof(*p));
-		if (p == NULL) {
-			b->oom = 1;
-			return NULL;
-		}
-		b->p = p;
-		MYSQL_BIND *mb = realloc(b->b, cap * sizeof(*mb));
-		if (mb == NULL) {
-			b->oom = 1;
-			return NULL;
-		}
-		b->b = mb;
-		b->cap = cap;
-	}
-	struct stq_param *x = &b->p[b->n++];
-	memset(x, 0, sizeof(*x));
-	return x;
-}
-
-void stq_b_ll(struct stq_binds *b, long long v)
-{
-	struct stq_param *x = b_next(b);
-	if (x) {
-		x->kind = 'l';
-		x->ll = v;
-	}
-}
-
-void stq_b_u64(struct stq_binds *b, uint64_t v)
-{
-	struct stq_param *x = b_next(b);
-	if (x) {
-		x->kind = 'u';
-		memcpy(&x->ll, &v, sizeof(v));
-	}
-}
-
-void stq_b_dbl(struct stq_binds *b, double v)
-{
-	struct stq_param *x = b_next(b);
-	if (x) {
-		x->kind = 'd';
-		x->d = v;
-	}
-}
-
-void stq_b_str(struct stq_binds *b, const char *s)
-{
-	struct stq_param *x = b_next(b);
-	if (x) {
-		x->kind = s ? 's' : 'n';
-		x->s = s;
-		x->len = s ? (unsigned long)strlen(s) : 0;
-	}
-}
-
-void stq_b_null(struct stq_binds *b)
-{
-	struct stq_param *x = b_next(b);
-	if (x)
-		x->kind = 'n';
-}
-
-void stq_b_ids(struct stq_binds *b, const long long *ids, size_t n,
-	       size_t width)
-{
-	for (size_t i = 0; i < width; i++) {
-		if (i < n)
-			stq_b_ll(b, ids[i]);
-		else
-			stq_b_null(b);
-	}
-}
-
-MYSQL_BIND *stq_b_binds(struct stq_binds *b)
-{
-	if (b->oom)
-		return NULL;
-	for (size_t i = 0; i < b->n; i++) {
-		struct stq_param *x = &b->p[i];
-		MYSQL_BIND *m = &b->b[i];
-		memset(m, 0, sizeof(*m));
-		switch (x->kind) {
-		case 'l':
-		case 'u':
-			m->buffer_type = MYSQL_TYPE_LONGLONG;
-			m->buffer = &x->ll;
-			m->is_unsigned = x->kind == 'u';
-			break;
-		case 'd':
-			m->buffer_type = MYSQL_TYPE_DOUBLE;
-			m->buffer = &x->d;
-			break;
-		case 's':
-			m->buffer_type = MYSQL_TYPE_STRING;
-			/* Connector/C never writes through an input buffer. */
-			m->buffer = (void *)x->s;
-			m->buffer_length = x->len;
-			m->length = &x->len;
-			break;
-		default:
-			m->buffer_type = MYSQL_TYPE_NULL;
-			break;
-		}
-	}
-	return b->b;
-}
-
-/* ---- execution ----------------------------------------------------------- */
-
-/*
-** Close a prepared statement after an error that came with its result
-** (a RETURNING statement's deadlock or duplicate key arrives while its
-** rows are read) and forget it, so the next use prepares it again.
-** Connector/C may otherwise believe a result is still pending on the
-** handle and, at the next execute, wait for rows the server never sends
-** (seen as a worker stuck for the whole read timeout).
-*/
-static void forget_stmt(struct st_db *db, MYSQL_STMT *s)
-{
-	for (int i = 0; i < ST_NSID; i++)
-		if (db->stmt[i] == s)
-			db->stmt[i] = NULL;
-	for (int i = 0; i < ST_NROWSTMT; i++)
-		if (db->rowstmt[i].stmt == s)
-			memset(&db->rowstmt[i], 0, sizeof(db->rowstmt[i]));
-	mysql_stmt_close(s);
-}
-
-int stq_run(struct st_db *db, MYSQL_STMT *s, struct stq_binds *b,
-	    struct st_cols *cols)
-{
-	size_t n = b ? b->n : 0;
-	MYSQL_BIND *mb = NULL;
-	if ((n || (b && b->oom)) && (mb = stq_b_binds(b)) == NULL)
-		return st_failf(db, GB_ENOMEM, "out of memory for parameters");
-	if (mysql_stmt_param_count(s) != n)
-		return st_failf(db, GB_EINVAL,
-				"statement expects %lu parameters, got %zu",
-				mysql_stmt_param_count(s), n);
-	mysql_stmt_free_result(s);
-	if (n && mysql_stmt_bind_param(s, mb) != 0)
-		return st_fail_stmt(db, s);
-	if (st_stmt_execute(s) != 0) {
-		int rc = st_fail_stmt(db, s);
-		if (cols)
-			forget_stmt(db, s);
-		return rc;
-	}
-	if (cols == NULL)
-		return GB_OK;
-	/* RETURNING statements learn their columns at execute, and an
-	** error of such a statement (a duplicate key) arrives with the
-	** result, so both are checked after the execute. */
-	if (mysql_stmt_field_count(s) != cols->n) {
-		unsigned got = mysql_stmt_field_count(s);
-		forget_stmt(db, s);
-		return st_failf(db, GB_EINVAL,
-				"statement returns %u columns, %u expected",
-				got, cols->n);
-	}
-	if (mysql_stmt_bind_result(s, cols->b) != 0 ||
-	    mysql_stmt_store_result(s) != 0) {
-		int rc = st_fail_stmt(db, s);
-		forget_stmt(db, s);
-		return rc;
-	}
-	return GB_OK;
-}
-
-int stq_run_slot(struct st_db *db, enum stq_slot slot, const char *sql,
-		 struct stq_binds *b, struct st_cols *cols, MYSQL_STMT **out)
-{
-	MYSQL_STMT *s = NULL;
-	*out = NULL;
-	int rc = st_prepared(db, STQ_SID(slot), sql, &s);
-	if (rc == GB_OK)
-		rc = stq_run(db, s, b, cols);
-	if (rc == GB_OK)
-		*out = s;
-	return rc;
-}
-
-int stq_rowstmt(struct st_db *db, enum stq_kind kind, unsigned rows,
-		const char *head, const char *row, const char *tail,
-		MYSQL_STMT **out)
-{
-	*out = NULL;
-	if (db->my == NULL)
-		return st_failf(db, GB_EDBGONE,
-				"not connected to the database");
-	if (rows == 0)
-		return st_failf(db, GB_EINVAL, "a multi-row statement of 0 rows");
-	struct st_rowstmt *slot = NULL;
-	db->rowstmt_tick++;
-	for (int i = 0; i < ST_NROWSTMT; i++) {
-		struct st_rowstmt *r = &db->rowstmt[i];
-		if (r->stmt && r->kind == (int)kind && r->rows == rows) {
-			r->used = db->rowstmt_tick;
-			*out = r->stmt;
-			return GB_OK;
-		}
-		/* The victim: a free slot, else the least recently used. */
-		if (r->stmt == NULL) {
-			if (slot == NULL || slot->stmt != NULL)
-				slot = r;
-		} else if (slot == NULL ||
-			   (slot->stmt != NULL && r->used < slot->used)) {
-			slot = r;
-		}
-	}
-	size_t hl = strlen(head), rl = strlen(row), tl = strlen(tail);
-	char *sql = malloc(hl + (size_t)rows * (rl + 1) + tl + 1);
-	if (sql == NULL)
-		return st_failf(db, GB_ENOMEM, "out of memory");
-	char *p = sql;
-	memcpy(p, head, hl);
-	p += hl;
-	for (unsigned i = 0; i < rows; i++) {
-		if (i)
-			*p++ = ',';
-		memcpy(p, row, rl);
-		p += rl;
-	}
-	memcpy(p, tail, tl);
-	p[tl] = '\0';
-	if (slot->stmt)
-		mysql_stmt_close(slot->stmt);
-	memset(slot, 0, sizeof(*slot));
-	MYSQL_STMT *s = mysql_stmt_init(db->my);
-	int rc = GB_OK;
-	if (s == NULL) {
-		rc = st_fail_conn(db);
-	} else if (mysql_stmt_prepare(s, sql, (unsigned long)strlen(sql)) !=
-		   0) {
-		rc = st_fail_stmt(db, s);
-		mysql_stmt_close(s);
-	}
-	free(sql);
-	if (rc != GB_OK)
-		return rc;
-	slot->kind = (int)kind;
-	slot->rows = rows;
-	slot->used = db->rowstmt_tick;
-	slot->stmt = s;
-	*out = s;
-	return GB_OK;
-}
-
-void stq_ins_init(struct stq_ins *x, enum stq_kind kind, const char *head,
-		  const char *row, unsigned cols)
-{
-	x->kind = kind;
-	x->head = head;
-	x->row = row;
-	x->cols = cols;
-	x->rows = 0;
-	stq_b_init(&x->b);
-}
-
-void stq_ins_free(struct stq_ins *x)
-{
-	stq_b_free(&x->b);
-}
-
-int stq_ins_flush(struct st_db *db, struct stq_ins *x)
-{
-	if (x->rows == 0)
-		return GB_OK;
-	if (x->b.n != (size_t)x->rows * x->cols)
-		return st_failf(db, GB_EINVAL,
-				"a row does not match its statement");
-	MYSQL_STMT *s;
-	int rc = stq_rowstmt(db, x->kind, x->rows, x->head, x->row, "", &s);
-	if (rc == GB_OK)
-		rc = stq_run(db, s, &x->b, NULL);
-	stq_b_reset(&x->b);
-	x->rows = 0;
-	return rc;
-}
-
-int stq_ins_row(struct st_db *db, struct stq_ins *x)
-{
-	x->rows++;
-	return x->rows == STQ_INS_ROWS ? stq_ins_flush(db, x) : GB_OK;
-}
-
 /* ---- small helpers ------------------------------------------------------- */
 
 uint64_t stq_hash64(const char *s, size_t n)
@@ -406,35 +91,6 @@ int stq_name_ok(const char *s)
 	return s && s[0] && strlen(s) <= STQ_MAX_NAME_BYTES;
 }
 
-int stq_input_error(struct st_db *db, int rc)
-{
-	if (rc != GB_EDB)
-		return rc;
-	switch (db->errnum) {
-	case ER_BAD_NULL_ERROR:
-	case ER_DATA_TOO_LONG:
-	case ER_CONSTRAINT_FAILED:
-	case ER_WARN_DATA_OUT_OF_RANGE:
-	case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:
-	case ER_TRUNCATED_WRONG_VALUE:
-	case WARN_DATA_TRUNCATED:
-		return GB_EINVAL;
-	default:
-		return rc;
-	}
-}
-
-int stq_need_txn(struct st_db *db, int want, const char *fn)
-{
-	if (!st_in_transaction(db) == !want)
-		return GB_OK;
-	/* Inside: START TRANSACTION would silently commit the caller's work.
-	** Outside: autocommit would make every statement its own
-	** transaction and break the function's atomicity. */
-	return st_failf(db, GB_ESTATE, "%s %s a transaction", fn,
-			want ? "outside" : "inside");
-}
-
 int stq_col_equals(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		   unsigned i, const char *str, size_t len)
 {
@@ -449,12 +105,6 @@ int stq_col_equals(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	int eq = rc == GB_OK ? v && memcmp(v, str, len) == 0 : rc;
 	arena_free(&a);
 	return eq;
-}
-
-static int too_big(struct st_db *db, const char *what, size_t n)
-{
-	return st_failf(db, GB_ETOOBIG,
-			"%zu %s do not fit the request's memory", n, what);
 }
 
 /* ---- task queues --------------------------------------------------------- */
@@ -484,7 +134,7 @@ static int sets_build(struct st_db *db, struct req_buf *rb, struct arena *a,
 			continue;
 		const char **v = arena_alloc(a, cnt[f] * sizeof(*v));
 		if (v == NULL)
-			return too_big(db, "requirement values", cnt[f]);
+			return st_too_big(db, "requirement values", cnt[f]);
 		out->set[f].v = v;
 	}
 	for (size_t i = 0; i < rb->n; i++) {
@@ -568,11 +218,7 @@ static int tqs_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	struct st_tq_row *v = NULL;
 	struct req_buf rb = {NULL, 0, 0};
 	int rc = GB_OK;
-	for (;;) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (st_row(db, s, &rc)) {
 		long long id = st_col_ll(c, 0);
 		if (k == 0 || v[k - 1].tq_id != id) {
 			if (k > 0 && want_reqs)
@@ -606,7 +252,7 @@ static int tqs_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	if (rc == GB_OK && k > 0) {
 		*rows = arena_alloc(a, k * sizeof(**rows));
 		if (*rows == NULL)
-			rc = too_big(db, "task queues", k);
+			rc = st_too_big(db, "task queues", k);
 		else
 			memcpy(*rows, v, k * sizeof(**rows));
 	}
@@ -642,13 +288,10 @@ int st_tq_get(struct st_db *db, long long tq_id, struct arena *a,
 {
 	if (db == NULL || a == NULL || out == NULL || tq_id <= 0)
 		return GB_EINVAL;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, tq_id);
-	st_cols_init(&c, "lsssldlsss");
-	int rc = st_query(db, STQ_SID(STQ_GET), SQL_GET, &args, &c, &s);
+	int rc = st_query_key(db, STQ_SID(STQ_GET), SQL_GET, ST_ID(tq_id),
+			      "lsssldlsss", &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	struct st_tq_row *rows = NULL;
@@ -691,11 +334,7 @@ static int scan_page(struct st_db *db, long long tq_id, long long a1,
 				      &args, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	while (*got < STQ_SCAN_PAGE) {
-		int row = 0;
-		rc = st_fetch(db, s, &row);
-		if (rc != GB_OK || !row)
-			break;
+	while (*got < STQ_SCAN_PAGE && st_row(db, s, &rc)) {
 		struct st_tq_jobrow *r = &page[*got];
 		r->job_id = st_col_ll(&c, 0);
 		r->tq_id = st_col_ll(&c, 1);
@@ -760,11 +399,7 @@ int st_tq_last_match_id(struct st_db *db, long long *id)
 	st_cols_init(&c, "l");
 	int rc = st_query(db, STQ_SID(STQ_LAST_MATCH), SQL_LAST_MATCH, NULL,
 			  &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	if (st_row(db, s, &rc))
 		*id = st_col_ll(&c, 0);
 	st_done(s);
 	return rc;
@@ -786,17 +421,11 @@ int st_tq_claimed_since(struct st_db *db, long long after, size_t max,
 	MYSQL_STMT *s;
 	st_args_init(&args);
 	st_arg_ll(&args, after);
-	st_arg_ll(&args, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
+	st_arg_ll(&args, st_limit(max));
 	st_cols_init(&c, "lll");
 	int rc = st_query(db, STQ_SID(STQ_CLAIMED_SINCE), SQL_CLAIMED_SINCE,
 			  &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	while (*n < max) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (*n < max && st_row(db, s, &rc)) {
 		job_ids[*n] = st_col_ll(&c, 1);
 		tq_ids[*n] = st_col_ll(&c, 2);
 		*last = st_col_ll(&c, 0);
@@ -816,21 +445,14 @@ int st_tq_match_get(struct st_db *db, const char *request_id,
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
 	*found = 0;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, request_id);
-	st_cols_init(&c, "lsssslllssss");
-	int rc = st_query(db, STQ_SID(STQ_MATCH_GET), SQL_MATCH_GET, &args, &c,
-			  &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
 	char *outcome = NULL, *str[7] = {NULL};
 	const unsigned col[7] = {1, 2, 3, 8, 9, 10, 11};
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	int rc = st_query_key(db, STQ_SID(STQ_MATCH_GET), SQL_MATCH_GET,
+			      ST_TEXT(request_id), "lsssslllssss", &c, &s);
+	int got = st_row(db, s, &rc);
+	if (got)
 		rc = st_col_str(db, s, &c, 4, a, &outcome);
 	for (unsigned i = 0; rc == GB_OK && got && i < 7; i++)
 		rc = st_col_str(db, s, &c, col[i], a, &str[i]);
@@ -868,19 +490,11 @@ int st_tq_match_detail(struct st_db *db, const char *request_id,
 	if (db == NULL || request_id == NULL || a == NULL || json == NULL)
 		return GB_EINVAL;
 	*json = NULL;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_str(&args, request_id);
-	st_cols_init(&c, "s");
-	int rc = st_query(db, STQ_SID(STQ_MATCH_DETAIL), SQL_MATCH_DETAIL,
-			  &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got)
+	int rc = st_query_key(db, STQ_SID(STQ_MATCH_DETAIL), SQL_MATCH_DETAIL,
+			      ST_TEXT(request_id), "s", &c, &s);
+	if (st_row(db, s, &rc))
 		rc = st_col_str(db, s, &c, 0, a, json);
 	st_done(s);
 	return rc;

@@ -27,12 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "gb_error.h"
 #include "store/store_tq_internal.h"
 
-#define STQ_PRIO_CHUNK 128 /* TQs per priority UPDATE (STQ_W128 pairs) */
+#define STQ_PRIO_CHUNK 128 /* TQs per priority UPDATE (CASE arms) */
 #define STQ_LEADER_BYTES 128 /* tq_state.leader is VARCHAR(128) */
 
 /* ---- statements ---------------------------------------------------------- */
@@ -81,8 +79,8 @@ static const char SQL_PRIO_STATE[] =
 	"WHERE id = 1";
 /* Padding pairs are NULL: CASE x WHEN NULL never matches, nor IN (NULL). */
 static const char SQL_PRIO_UPDATE[] =
-	"UPDATE task_queues SET priority = CASE tq_id " STQ_W128
-	"END WHERE tq_id IN (" STQ_Q128 ")";
+	"UPDATE task_queues SET priority = CASE tq_id " ST_PAIRS
+	"END WHERE tq_id IN (" ST_LIST ")";
 static const char SQL_PRIO_DONE[] =
 	"UPDATE tq_state SET computed_dirty = ?, computed_at = ?, "
 	"version = version + 1 WHERE id = 1";
@@ -142,21 +140,12 @@ static int query_row(struct st_db *db, enum stq_slot slot, const char *sql,
 	struct st_cols c;
 	MYSQL_STMT *s;
 	st_cols_init(&c, spec);
-	*got = 0;
 	int rc = st_query(db, STQ_SID(slot), sql, a, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, got);
+	*got = st_row(db, s, &rc);
 	for (unsigned i = 0; rc == GB_OK && *got && i < c.n; i++)
 		v[i] = st_col_ll(&c, i);
 	st_done(s);
 	return rc;
-}
-
-static int too_big(struct st_db *db, const char *what, size_t n)
-{
-	return st_failf(db, GB_ETOOBIG,
-			"%zu %s do not fit the request's memory", n, what);
 }
 
 /* ---- configuration ------------------------------------------------------- */
@@ -241,20 +230,14 @@ int st_tq_config_save(struct st_db *db, const struct pr_config *cfg,
 			return st_failf(db, GB_EINVAL,
 					"corrector instance %zu: bad name", i);
 	}
-	int rc = stq_need_txn(db, 0, "st_tq_config_save");
+	int rc = st_need_txn(db, 0, "st_tq_config_save");
 	if (rc != GB_OK)
 		return rc;
 	rc = st_begin(db);
 	if (rc == GB_OK)
 		rc = cfg_write(db, cfg, seg, nseg, now);
-	if (rc == GB_OK)
-		return st_commit(db);
-	rc = stq_input_error(db, rc);
 	/* A repeated name is the configuration's fault too. */
-	if (rc == GB_EDB && db->errnum == ER_DUP_ENTRY)
-		rc = GB_EINVAL;
-	st_rollback(db);
-	return rc;
+	return st_end(db, st_input_error(db, rc, 1));
 }
 
 static int load_groups(struct st_db *db, struct arena *a, struct pr_config *o)
@@ -266,16 +249,11 @@ static int load_groups(struct st_db *db, struct arena *a, struct pr_config *o)
 			  NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s), n = 0;
-	struct pr_group *g = rows ? arena_alloc(a, rows * sizeof(*g)) : NULL;
-	if (rows && g == NULL)
-		rc = too_big(db, "groups", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
+	size_t rows = 0, n = 0;
+	struct pr_group *g =
+		st_result_array(db, s, a, sizeof(*g), "groups", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		char *name = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 0, a, &name);
 		g[n] = (struct pr_group){name, st_col_dbl(&c, 1),
 					 st_col_ll(&c, 2) != 0};
@@ -303,16 +281,10 @@ static int load_instances(struct st_db *db, struct arena *a,
 		return st_failf(db, GB_ERANGE, "%zu corrector instances stored",
 				rows);
 	}
-	struct pr_instance *in =
-		rows ? arena_alloc(a, rows * sizeof(*in)) : NULL;
-	if (rows && in == NULL)
-		rc = too_big(db, "corrector instances", rows);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
+	struct pr_instance *in = st_result_array(
+		db, s, a, sizeof(*in), "corrector instances", &rows, &rc);
+	while (n < rows && st_row(db, s, &rc)) {
 		char *name = NULL, *grp = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 0, a, &name);
 		if (rc == GB_OK)
 			rc = st_col_str(db, s, &c, 1, a, &grp);
@@ -328,12 +300,8 @@ static int load_instances(struct st_db *db, struct arena *a,
 	st_cols_init(&c, "ssldd");
 	rc = st_query(db, STQ_SID(STQ_CFG_GET_SLICES), SQL_CFG_GET_SLICES, NULL,
 		      &c, &s);
-	for (size_t i = 0; rc == GB_OK;) {
-		int got = 0;
+	for (size_t i = 0; st_row(db, s, &rc);) {
 		char *inst = NULL, *name = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 0, a, &inst);
 		if (rc == GB_OK)
 			rc = st_col_str(db, s, &c, 1, a, &name);
@@ -375,14 +343,9 @@ static int load_segments(struct st_db *db, struct arena *a, long long **seg,
 	size_t cap = rows ? rows : nsrc;
 	long long *v = arena_alloc(a, cap * sizeof(*v));
 	if (v == NULL)
-		rc = too_big(db, "segments", cap);
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+		rc = st_too_big(db, "segments", cap);
+	while (n < rows && st_row(db, s, &rc))
 		v[n++] = st_col_ll(&c, 0);
-	}
 	st_done(s);
 	if (rc != GB_OK)
 		return rc;
@@ -414,9 +377,7 @@ int st_tq_config_load(struct st_db *db, struct arena *a, struct pr_config *out,
 			  SQL_CFG_GET_SETTINGS, NULL, &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
-	if (rc == GB_OK && got) {
+	if (st_row(db, s, &rc)) {
 		out->corrections = st_col_ll(&c, 0) != 0;
 		out->default_share = st_col_dbl(&c, 1);
 	}
@@ -483,7 +444,7 @@ int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 	int rc = st_exec(db, STQ_SID(STQ_JOB_STATUS), SQL_JOB_STATUS, &args,
 			 &st);
 	if (rc != GB_OK)
-		return stq_input_error(db, rc);
+		return st_input_error(db, rc, 0);
 	/* CLIENT_FOUND_ROWS: 1 whenever the WHERE clause held. */
 	if (mysql_stmt_affected_rows(st) > 0) {
 		*found = 1;
@@ -491,14 +452,9 @@ int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 		return GB_OK;
 	}
 	struct st_cols c;
-	st_args_init(&args);
-	st_arg_ll(&args, s->job_id);
-	st_cols_init(&c, "l");
-	rc = st_query(db, STQ_SID(STQ_JOB_EXISTS), SQL_JOB_EXISTS, &args, &c,
-		      &st);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, st, found);
+	rc = st_query_key(db, STQ_SID(STQ_JOB_EXISTS), SQL_JOB_EXISTS,
+			  ST_ID(s->job_id), "l", &c, &st);
+	*found = st_row(db, st, &rc);
 	st_done(st);
 	return rc;
 }
@@ -509,17 +465,11 @@ int st_tq_job_get(struct st_db *db, long long job_id, struct arena *a,
 	if (db == NULL || a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, job_id);
-	st_cols_init(&c, "llsssssslll");
-	int rc = st_query(db, STQ_SID(STQ_JOB_GET), SQL_JOB_GET, &args, &c, &s);
-	if (rc != GB_OK)
-		return rc;
-	int got = 0;
-	rc = st_fetch(db, s, &got);
+	int rc = st_query_key(db, STQ_SID(STQ_JOB_GET), SQL_JOB_GET,
+			      ST_ID(job_id), "llsssssslll", &c, &s);
+	int got = st_row(db, s, &rc);
 	char **str[6] = {&out->owner,	 &out->owner_group, &out->status,
 			 &out->site,	 &out->pilot_id,    &out->match_request};
 	for (unsigned i = 0; rc == GB_OK && got && i < 6; i++)
@@ -546,6 +496,21 @@ int st_tq_job_get(struct st_db *db, long long job_id, struct arena *a,
 
 /* ---- the lease ----------------------------------------------------------- */
 
+/*
+** Run lease statement `slot` with `a` (*s gets it), never inside a
+** transaction (`fn` names the caller): there the lease row would stay
+** locked, and the lease would not be visible to the others, until the
+** commit.
+*/
+static int lease_exec(struct st_db *db, const char *fn, enum stq_slot slot,
+		      const char *sql, struct st_args *a, MYSQL_STMT **s)
+{
+	int rc = st_need_txn(db, 0, fn);
+	if (rc == GB_OK)
+		rc = st_exec(db, STQ_SID(slot), sql, a, s);
+	return rc;
+}
+
 int st_tq_lease(struct st_db *db, const char *owner, long long now,
 		int lease_s, int *leader)
 {
@@ -553,11 +518,6 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 	    strlen(owner) > STQ_LEADER_BYTES || lease_s <= 0 || leader == NULL)
 		return GB_EINVAL;
 	*leader = 0;
-	/* Inside a transaction the lease row would stay locked, and the
-	** lease would not be visible to the others, until the commit. */
-	int rc = stq_need_txn(db, 0, "st_tq_lease");
-	if (rc != GB_OK)
-		return rc;
 	struct st_args a;
 	MYSQL_STMT *s;
 	st_args_init(&a);
@@ -565,9 +525,9 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 	st_arg_ll(&a, now + lease_s);
 	st_arg_str(&a, owner);
 	st_arg_ll(&a, now);
-	rc = st_exec(db, STQ_SID(STQ_LEASE), SQL_LEASE, &a, &s);
+	int rc = lease_exec(db, "st_tq_lease", STQ_LEASE, SQL_LEASE, &a, &s);
 	if (rc != GB_OK)
-		return stq_input_error(db, rc);
+		return st_input_error(db, rc, 0);
 	/* CLIENT_FOUND_ROWS: 1 whenever the WHERE clause held, also for a
 	** renewal within the same second. */
 	*leader = mysql_stmt_affected_rows(s) == 1;
@@ -578,15 +538,12 @@ int st_tq_lease_release(struct st_db *db, const char *owner)
 {
 	if (db == NULL || owner == NULL || owner[0] == '\0')
 		return GB_EINVAL;
-	int rc = stq_need_txn(db, 0, "st_tq_lease_release");
-	if (rc != GB_OK)
-		return rc;
 	struct st_args a;
 	MYSQL_STMT *s;
 	st_args_init(&a);
 	st_arg_str(&a, owner);
-	return st_exec(db, STQ_SID(STQ_LEASE_RELEASE), SQL_LEASE_RELEASE, &a,
-		       &s);
+	return lease_exec(db, "st_tq_lease_release", STQ_LEASE_RELEASE,
+			  SQL_LEASE_RELEASE, &a, &s);
 }
 
 /* ---- priorities ---------------------------------------------------------- */
@@ -629,32 +586,24 @@ static int cmp_prio(const void *a, const void *b)
 static int prio_write(struct st_db *db, const struct prio *v, size_t n,
 		      long long dirty_seen, long long now)
 {
-	struct stq_binds b;
-	stq_b_init(&b);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < n; off += STQ_PRIO_CHUNK) {
-		size_t k = n - off < STQ_PRIO_CHUNK ? n - off : STQ_PRIO_CHUNK;
-		stq_b_reset(&b);
-		for (size_t i = 0; i < STQ_PRIO_CHUNK; i++) {
-			if (i < k) {
-				stq_b_ll(&b, v[off + i].id);
-				stq_b_dbl(&b, v[off + i].p);
-			} else {
-				stq_b_null(&b);
-				stq_b_null(&b);
-			}
+	st_chunks_init(&ch, n, STQ_PRIO_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		const struct prio *p = v + ch.off;
+		for (size_t i = 0; i < ch.k; i++) {
+			st_arg_ll(&ch.a, p[i].id);
+			st_arg_dbl(&ch.a, p[i].p);
 		}
-		for (size_t i = 0; i < STQ_PRIO_CHUNK; i++) {
-			if (i < k)
-				stq_b_ll(&b, v[off + i].id);
-			else
-				stq_b_null(&b);
-		}
+		st_arg_nulls(&ch.a, 2 * (STQ_PRIO_CHUNK - ch.k));
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, p[i].id);
+		st_arg_nulls(&ch.a, STQ_PRIO_CHUNK - ch.k);
 		MYSQL_STMT *s;
-		rc = stq_run_slot(db, STQ_PRIO_UPDATE, SQL_PRIO_UPDATE, &b,
-				  NULL, &s);
+		rc = st_run_n(db, STQ_SID(STQ_PRIO_UPDATE), SQL_PRIO_UPDATE,
+			      STQ_PRIO_CHUNK, &ch.a, NULL, &s);
 	}
-	stq_b_free(&b);
+	st_chunks_free(&ch);
 	if (rc == GB_OK) {
 		struct st_args a;
 		st_args_init(&a);
@@ -676,7 +625,7 @@ int st_tq_prio_save(struct st_db *db, const struct pr_tq *t, size_t n,
 			return st_failf(db, GB_EINVAL,
 					"TQ %lld: priority %g out of range",
 					t[i].tq_id, t[i].priority);
-	int rc = stq_need_txn(db, 0, "st_tq_prio_save");
+	int rc = st_need_txn(db, 0, "st_tq_prio_save");
 	if (rc != GB_OK)
 		return rc;
 	struct prio *v = malloc((n ? n : 1) * sizeof(*v));
@@ -690,10 +639,7 @@ int st_tq_prio_save(struct st_db *db, const struct pr_tq *t, size_t n,
 	if (rc == GB_OK)
 		rc = prio_write(db, v, n, dirty_seen, now);
 	free(v);
-	if (rc == GB_OK)
-		return st_commit(db);
-	st_rollback(db);
-	return stq_input_error(db, rc);
+	return st_end(db, st_input_error(db, rc, 0));
 }
 
 /* ---- history ------------------------------------------------------------- */
@@ -702,7 +648,7 @@ int st_tq_history_sample(struct st_db *db, long long now)
 {
 	if (db == NULL)
 		return GB_EINVAL;
-	int rc = stq_need_txn(db, 0, "st_tq_history_sample");
+	int rc = st_need_txn(db, 0, "st_tq_history_sample");
 	if (rc != GB_OK)
 		return rc;
 	struct st_args a;
@@ -719,26 +665,17 @@ int st_tq_history_load(struct st_db *db, long long since, struct arena *a,
 		return GB_EINVAL;
 	*out = NULL;
 	*n = 0;
-	struct st_args args;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, since);
-	st_cols_init(&c, "lssd");
-	int rc = st_query(db, STQ_SID(STQ_HIST_LOAD), SQL_HIST_LOAD, &args, &c,
-			  &s);
+	int rc = st_query_key(db, STQ_SID(STQ_HIST_LOAD), SQL_HIST_LOAD,
+			      ST_ID(since), "lssd", &c, &s);
 	if (rc != GB_OK)
 		return rc;
-	size_t rows = (size_t)mysql_stmt_num_rows(s), k = 0;
-	struct pr_sample *v = rows ? arena_alloc(a, rows * sizeof(*v)) : NULL;
-	if (rows && v == NULL)
-		rc = too_big(db, "history samples", rows);
-	while (rc == GB_OK && k < rows) {
-		int got = 0;
+	size_t rows = 0, k = 0;
+	struct pr_sample *v = st_result_array(db, s, a, sizeof(*v),
+					      "history samples", &rows, &rc);
+	while (k < rows && st_row(db, s, &rc)) {
 		char *grp = NULL, *owner = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, &c, 1, a, &grp);
 		if (rc == GB_OK)
 			rc = st_col_str(db, s, &c, 2, a, &owner);
@@ -814,7 +751,7 @@ int st_tq_cleanup(struct st_db *db, long long older_than, size_t max,
 	if (db == NULL || deleted == NULL)
 		return GB_EINVAL;
 	*deleted = 0;
-	int rc = stq_need_txn(db, 0, "st_tq_cleanup");
+	int rc = st_need_txn(db, 0, "st_tq_cleanup");
 	if (rc != GB_OK || max == 0)
 		return rc;
 	/* Candidates without locks; each is checked again under its lock. */
@@ -823,7 +760,7 @@ int st_tq_cleanup(struct st_db *db, long long older_than, size_t max,
 	MYSQL_STMT *s;
 	st_args_init(&a);
 	st_arg_ll(&a, older_than);
-	st_arg_ll(&a, max > (size_t)LLONG_MAX ? LLONG_MAX : (long long)max);
+	st_arg_ll(&a, st_limit(max));
 	st_cols_init(&c, "l");
 	rc = st_query(db, STQ_SID(STQ_CLEAN_CANDIDATES), SQL_CLEAN_CANDIDATES,
 		      &a, &c, &s);
@@ -833,13 +770,8 @@ int st_tq_cleanup(struct st_db *db, long long older_than, size_t max,
 	long long *ids = malloc((rows ? rows : 1) * sizeof(*ids));
 	if (ids == NULL)
 		rc = st_failf(db, GB_ENOMEM, "out of memory");
-	while (rc == GB_OK && n < rows) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	while (n < rows && st_row(db, s, &rc))
 		ids[n++] = st_col_ll(&c, 0);
-	}
 	st_done(s);
 	for (size_t i = 0; rc == GB_OK && i < n; i++) {
 		int gone = 0;

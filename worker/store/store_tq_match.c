@@ -42,27 +42,28 @@
 #include "gb_error.h"
 #include "store/store_tq_internal.h"
 
-#define STQ_LOOKUP_CHUNK 256 /* hashes or ids per IN list (STQ_Q256) */
-#define STQ_CASE_CHUNK 128   /* TQs per next_seq update (STQ_W128) */
-#define STQ_CLAIM_WIDTH 64   /* the claim's IN list (STQ_Q64) */
+#define STQ_LOOKUP_CHUNK 256 /* hashes or ids per IN list */
+#define STQ_CASE_CHUNK 128   /* TQs per next_seq update (CASE arms) */
+#define STQ_CLAIM_WIDTH 64   /* the claim's IN list */
 #define STQ_CREATE_TRIES 3   /* create-or-lock rounds for one signature */
 #define STQ_SIG_START 1024   /* first size of the signature buffer */
 #define STQ_SIG_MAX ((size_t)64 << 20)
 #define STQ_SCRATCH_CAP ((size_t)1 << 30)
 #define STQ_RECORD_BYTES ((size_t)4 << 20) /* payload of one record INSERT */
-#define STQ_DETAIL_MAX 16777215u /* MEDIUMTEXT */
 
 _Static_assert(STQ_CLAIM_WIDTH == ST_TQ_CLAIM_MAX,
 	       "the claim's IN list must hold ST_TQ_CLAIM_MAX ids");
+_Static_assert(STQ_CLAIM_WIDTH <= ST_ARGS_INLINE,
+	       "the claim's ids must fit a list without the heap");
 
 /* ---- statements ---------------------------------------------------------- */
 
 static const char SQL_SIG_LOOKUP[] =
-	"SELECT sig_hash, tq_id FROM task_queues WHERE sig_hash IN (" STQ_Q256
+	"SELECT sig_hash, tq_id FROM task_queues WHERE sig_hash IN (" ST_LIST
 	")";
 static const char SQL_TQ_LOCK[] =
 	"SELECT tq_id, sig_hash, next_seq, signature FROM task_queues "
-	"WHERE tq_id IN (" STQ_Q256 ") ORDER BY tq_id FOR UPDATE";
+	"WHERE tq_id IN (" ST_LIST ") ORDER BY tq_id FOR UPDATE";
 static const char SQL_TQ_INSERT[] =
 	"INSERT INTO task_queues (sig_hash, signature, owner, owner_group, "
 	"setup, cpu_time, next_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?)";
@@ -73,10 +74,10 @@ static const char SQL_DIRTY_BUMP[] =
 	"UPDATE tq_state SET dirty = dirty + ? WHERE id = 1";
 /* Padding pairs are NULL: CASE x WHEN NULL never matches, nor IN (NULL). */
 static const char SQL_NEXT_SEQ[] =
-	"UPDATE task_queues SET next_seq = CASE tq_id " STQ_W128
-	"END WHERE tq_id IN (" STQ_Q128 ")";
+	"UPDATE task_queues SET next_seq = CASE tq_id " ST_PAIRS
+	"END WHERE tq_id IN (" ST_LIST ")";
 static const char SQL_CLAIM[] =
-	"DELETE FROM tq_jobs WHERE job_id IN (" STQ_Q64 ") RETURNING job_id";
+	"DELETE FROM tq_jobs WHERE job_id IN (" ST_LIST ") RETURNING job_id";
 /* The rank test is in the WHERE clause: a multi-table UPDATE does not
 ** promise the order of its assignments. STRAIGHT_JOIN: from the few
 ** decisions by id to their jobs, never a scan of wms_jobs (an empty
@@ -86,26 +87,26 @@ static const char SQL_MATCHED_UPDATE[] =
 	"ON w.job_id = p.job_id SET w.status = ?, w.status_rank = ?, w.status_at = p.decided_at, "
 	"w.site = p.site, w.pilot_id = p.pilot_id, "
 	"w.match_request = p.request_id, w.matched_at = p.decided_at, "
-	"w.updated_at = p.decided_at WHERE p.id IN (" STQ_Q64 ") AND "
+	"w.updated_at = p.decided_at WHERE p.id IN (" ST_LIST ") AND "
 	"w.status_rank < ?";
-/* Multi-row INSERTs: head, one row of placeholders, tail. */
+/* Multi-row INSERTs (struct st_rows), with their values per row. */
 static const char INS_REQS[] =
-	"INSERT INTO tq_requirements (tq_id, field, value) VALUES ";
-static const char ROW_REQS[] = "(?,?,?)";
+	"INSERT INTO tq_requirements (tq_id, field, value) VALUES " ST_ROWS;
+#define NREQS 3
 static const char INS_WMS[] =
 	"INSERT INTO wms_jobs (job_id, owner, owner_group, setup, cpu_time, "
 	"user_priority, tq_id, status, status_rank, submit_request, "
-	"submitted_at, status_at, updated_at) VALUES ";
-static const char ROW_WMS[] = "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
+	"submitted_at, status_at, updated_at) VALUES " ST_ROWS;
+#define NWMS 13
 static const char INS_TQ_JOBS[] =
 	"INSERT INTO tq_jobs (job_id, tq_id, user_priority, seq, "
-	"submitted_at) VALUES ";
-static const char ROW_TQ_JOBS[] = "(?,?,?,?,?)";
+	"submitted_at) VALUES " ST_ROWS;
+#define NTQ_JOBS 5
 static const char INS_MATCHES[] =
 	"INSERT INTO pilot_matches (request_id, pilot_id, site, outcome, code, "
-	"reason, job_id, tq_id, tq_cpu_time, decided_at, detail) VALUES ";
-static const char ROW_MATCHES[] = "(?,?,?,?,?,?,?,?,?,?,?)";
-static const char RET_MATCHES[] = " RETURNING id, request_id";
+	"reason, job_id, tq_id, tq_cpu_time, decided_at, detail) VALUES "
+	ST_ROWS " RETURNING id, request_id";
+#define NMATCHES 11
 
 /* ---- submission ---------------------------------------------------------- */
 
@@ -284,31 +285,20 @@ static int group_jobs(struct sub *x, const struct cdt_job *jobs, size_t n,
 /* Step 2: the tq_id of every signature that has a TQ (not locked yet). */
 static int find_tqs(struct sub *x)
 {
-	struct stq_binds b;
-	stq_b_init(&b);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < x->ng;
-	     off += STQ_LOOKUP_CHUNK) {
-		size_t k = x->ng - off < STQ_LOOKUP_CHUNK ? x->ng - off
-							  : STQ_LOOKUP_CHUNK;
-		stq_b_reset(&b);
-		for (size_t i = 0; i < STQ_LOOKUP_CHUNK; i++) {
-			if (i < k)
-				stq_b_u64(&b, x->g[off + i].hash);
-			else
-				stq_b_null(&b);
-		}
+	st_chunks_init(&ch, x->ng, STQ_LOOKUP_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_u64(&ch.a, x->g[ch.off + i].hash);
+		st_arg_nulls(&ch.a, STQ_LOOKUP_CHUNK - ch.k);
 		struct st_cols c;
 		MYSQL_STMT *s = NULL;
 		st_cols_init(&c, "ll");
 		c.b[0].is_unsigned = 1;
-		rc = stq_run_slot(x->db, STQ_SIG_LOOKUP, SQL_SIG_LOOKUP, &b, &c,
-				  &s);
-		while (rc == GB_OK) {
-			int got = 0;
-			rc = st_fetch(x->db, s, &got);
-			if (rc != GB_OK || !got)
-				break;
+		rc = st_run_n(x->db, STQ_SID(STQ_SIG_LOOKUP), SQL_SIG_LOOKUP,
+			      STQ_LOOKUP_CHUNK, &ch.a, &c, &s);
+		while (st_row(x->db, s, &rc)) {
 			uint64_t h;
 			memcpy(&h, &c.ll[0], sizeof(h));
 			struct grp *g = grp_find(x, h);
@@ -317,7 +307,7 @@ static int find_tqs(struct sub *x)
 		}
 		st_done(s);
 	}
-	stq_b_free(&b);
+	st_chunks_free(&ch);
 	return rc;
 }
 
@@ -349,29 +339,20 @@ static int lock_tqs(struct sub *x)
 		if (x->g[i].tq_id > 0)
 			c[nc++] = (struct idg){x->g[i].tq_id, i};
 	qsort(c, nc, sizeof(*c), cmp_idg);
-	struct stq_binds b;
-	stq_b_init(&b);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < nc; off += STQ_LOOKUP_CHUNK) {
-		size_t k = nc - off < STQ_LOOKUP_CHUNK ? nc - off
-						       : STQ_LOOKUP_CHUNK;
-		stq_b_reset(&b);
-		for (size_t i = 0; i < STQ_LOOKUP_CHUNK; i++) {
-			if (i < k)
-				stq_b_ll(&b, c[off + i].id);
-			else
-				stq_b_null(&b);
-		}
+	st_chunks_init(&ch, nc, STQ_LOOKUP_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, c[ch.off + i].id);
+		st_arg_nulls(&ch.a, STQ_LOOKUP_CHUNK - ch.k);
 		struct st_cols cols;
 		MYSQL_STMT *s = NULL;
 		st_cols_init(&cols, "llls");
 		cols.b[1].is_unsigned = 1;
-		rc = stq_run_slot(db, STQ_TQ_LOCK, SQL_TQ_LOCK, &b, &cols, &s);
-		while (rc == GB_OK) {
-			int got = 0;
-			rc = st_fetch(db, s, &got);
-			if (rc != GB_OK || !got)
-				break;
+		rc = st_run_n(db, STQ_SID(STQ_TQ_LOCK), SQL_TQ_LOCK,
+			      STQ_LOOKUP_CHUNK, &ch.a, &cols, &s);
+		while (st_row(db, s, &rc)) {
 			long long id = st_col_ll(&cols, 0);
 			uint64_t h;
 			memcpy(&h, &cols.ll[1], sizeof(h));
@@ -402,7 +383,7 @@ static int lock_tqs(struct sub *x)
 	for (size_t i = 0; rc == GB_OK && i < x->ng; i++)
 		if (!locked[i])
 			x->g[i].tq_id = 0;
-	stq_b_free(&b);
+	st_chunks_free(&ch);
 	free(c);
 	free(locked);
 	return rc;
@@ -415,17 +396,13 @@ static int lock_by_sig(struct st_db *db, struct grp *g, int *found)
 	struct st_args a;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	*found = 0;
 	st_args_init(&a);
-	st_arg_ll(&a, (long long)g->hash);
-	a.b[0].is_unsigned = 1;
+	st_arg_u64(&a, g->hash);
 	st_cols_init(&c, "lls");
 	int rc = st_query(db, STQ_SID(STQ_TQ_LOCK_SIG), SQL_TQ_LOCK_SIG, &a, &c,
 			  &s);
-	if (rc != GB_OK)
-		return rc;
-	rc = st_fetch(db, s, found);
-	if (rc == GB_OK && *found) {
+	*found = st_row(db, s, &rc);
+	if (*found) {
 		int eq = stq_col_equals(db, s, &c, 2, g->sig, g->siglen);
 		if (eq < 0)
 			rc = eq;
@@ -445,8 +422,7 @@ static int create_tq(struct st_db *db, struct grp *g, long long now)
 		struct st_args a;
 		MYSQL_STMT *s;
 		st_args_init(&a);
-		st_arg_ll(&a, (long long)g->hash);
-		a.b[0].is_unsigned = 1;
+		st_arg_u64(&a, g->hash);
 		st_arg_str(&a, g->sig);
 		st_arg_str(&a, g->job->owner);
 		st_arg_str(&a, g->job->owner_group);
@@ -462,7 +438,7 @@ static int create_tq(struct st_db *db, struct grp *g, long long now)
 			return GB_OK;
 		}
 		if (db->errnum != ER_DUP_ENTRY)
-			return stq_input_error(db, rc);
+			return st_input_error(db, rc, 0);
 		int found = 0;
 		rc = lock_by_sig(db, g, &found);
 		if (rc != GB_OK || found)
@@ -500,8 +476,8 @@ static int create_tqs(struct sub *x, long long now, size_t *created)
 	int rc = GB_OK;
 	for (size_t i = 0; rc == GB_OK && i < nm; i++)
 		rc = create_tq(db, m[i], now);
-	struct stq_ins r;
-	stq_ins_init(&r, STQ_K_REQS, INS_REQS, ROW_REQS, 3);
+	struct st_rows r;
+	st_rows_init(&r, STQ_SID(STQ_INS_REQS), INS_REQS, NREQS);
 	for (size_t i = 0; rc == GB_OK && i < nm; i++) {
 		if (!m[i]->created)
 			continue;
@@ -509,18 +485,18 @@ static int create_tqs(struct sub *x, long long now, size_t *created)
 		for (int f = 0; rc == GB_OK && f < TQ_NFIELDS; f++) {
 			const struct tq_strset *s = &m[i]->job->set[f];
 			for (size_t k = 0; rc == GB_OK && k < s->n; k++) {
-				stq_b_ll(&r.b, m[i]->tq_id);
-				stq_b_str(&r.b, tq_field_names[f]);
-				stq_b_str(&r.b, s->v[k]);
-				rc = stq_ins_row(db, &r);
+				st_arg_ll(&r.a, m[i]->tq_id);
+				st_arg_str(&r.a, tq_field_names[f]);
+				st_arg_str(&r.a, s->v[k]);
+				rc = st_rows_end(db, &r);
 			}
 		}
 	}
 	if (rc == GB_OK)
-		rc = stq_ins_flush(db, &r);
-	stq_ins_free(&r);
+		rc = st_rows_flush(db, &r);
+	st_rows_free(&r);
 	free(m);
-	return stq_input_error(db, rc);
+	return st_input_error(db, rc, 0);
 }
 
 /*
@@ -542,7 +518,7 @@ static int bump_dirty(struct st_db *db, size_t created)
 static int job_dup(struct st_db *db, int rc)
 {
 	if (rc != GB_EDB || db->errnum != ER_DUP_ENTRY)
-		return stq_input_error(db, rc);
+		return st_input_error(db, rc, 0);
 	long long id = 0;
 	char why[sizeof(db->msg)];
 	memcpy(why, db->msg, sizeof(why));
@@ -561,45 +537,45 @@ static int insert_jobs(struct sub *x, const struct cdt_job *jobs, size_t n,
 	struct st_db *db = x->db;
 	const char *waiting = cdt_status_name(CDT_ST_WAITING);
 	int rank = cdt_status_rank(CDT_ST_WAITING);
-	struct stq_ins w;
-	stq_ins_init(&w, STQ_K_WMS_JOBS, INS_WMS, ROW_WMS, 13);
+	struct st_rows w;
+	st_rows_init(&w, STQ_SID(STQ_INS_WMS), INS_WMS, NWMS);
 	int rc = GB_OK;
 	for (size_t i = 0; rc == GB_OK && i < n; i++) {
 		const struct cdt_job *j = &jobs[i];
-		stq_b_ll(&w.b, j->job_id);
-		stq_b_str(&w.b, j->owner);
-		stq_b_str(&w.b, j->owner_group);
-		stq_b_str(&w.b, j->setup);
-		stq_b_ll(&w.b, j->cpu_time);
-		stq_b_ll(&w.b, j->user_priority);
-		stq_b_ll(&w.b, x->g[x->of[i]].tq_id);
-		stq_b_str(&w.b, waiting);
-		stq_b_ll(&w.b, rank);
-		stq_b_str(&w.b, request_id);
-		stq_b_ll(&w.b, now);
-		stq_b_ll(&w.b, now);
-		stq_b_ll(&w.b, now);
-		rc = stq_ins_row(db, &w);
+		st_arg_ll(&w.a, j->job_id);
+		st_arg_str(&w.a, j->owner);
+		st_arg_str(&w.a, j->owner_group);
+		st_arg_str(&w.a, j->setup);
+		st_arg_ll(&w.a, j->cpu_time);
+		st_arg_ll(&w.a, j->user_priority);
+		st_arg_ll(&w.a, x->g[x->of[i]].tq_id);
+		st_arg_str(&w.a, waiting);
+		st_arg_ll(&w.a, rank);
+		st_arg_str(&w.a, request_id);
+		st_arg_ll(&w.a, now);
+		st_arg_ll(&w.a, now);
+		st_arg_ll(&w.a, now);
+		rc = st_rows_end(db, &w);
 	}
 	if (rc == GB_OK)
-		rc = stq_ins_flush(db, &w);
-	stq_ins_free(&w);
+		rc = st_rows_flush(db, &w);
+	st_rows_free(&w);
 	if (rc != GB_OK)
 		return job_dup(db, rc);
-	struct stq_ins t;
-	stq_ins_init(&t, STQ_K_TQ_JOBS, INS_TQ_JOBS, ROW_TQ_JOBS, 5);
+	struct st_rows t;
+	st_rows_init(&t, STQ_SID(STQ_INS_TQ_JOBS), INS_TQ_JOBS, NTQ_JOBS);
 	for (size_t i = 0; rc == GB_OK && i < n; i++) {
 		struct grp *g = &x->g[x->of[i]];
-		stq_b_ll(&t.b, jobs[i].job_id);
-		stq_b_ll(&t.b, g->tq_id);
-		stq_b_ll(&t.b, jobs[i].user_priority);
-		stq_b_ll(&t.b, g->next_seq++);
-		stq_b_ll(&t.b, now);
-		rc = stq_ins_row(db, &t);
+		st_arg_ll(&t.a, jobs[i].job_id);
+		st_arg_ll(&t.a, g->tq_id);
+		st_arg_ll(&t.a, jobs[i].user_priority);
+		st_arg_ll(&t.a, g->next_seq++);
+		st_arg_ll(&t.a, now);
+		rc = st_rows_end(db, &t);
 	}
 	if (rc == GB_OK)
-		rc = stq_ins_flush(db, &t);
-	stq_ins_free(&t);
+		rc = st_rows_flush(db, &t);
+	st_rows_free(&t);
 	return rc == GB_OK ? GB_OK : job_dup(db, rc);
 }
 
@@ -612,34 +588,24 @@ static int advance_seqs(struct sub *x)
 	for (size_t i = 0; i < x->ng; i++)
 		c[i] = (struct idg){x->g[i].tq_id, i};
 	qsort(c, x->ng, sizeof(*c), cmp_idg);
-	struct stq_binds b;
-	stq_b_init(&b);
+	struct st_chunks ch;
 	int rc = GB_OK;
-	for (size_t off = 0; rc == GB_OK && off < x->ng;
-	     off += STQ_CASE_CHUNK) {
-		size_t k = x->ng - off < STQ_CASE_CHUNK ? x->ng - off
-							: STQ_CASE_CHUNK;
-		stq_b_reset(&b);
-		for (size_t i = 0; i < STQ_CASE_CHUNK; i++) {
-			if (i < k) {
-				stq_b_ll(&b, c[off + i].id);
-				stq_b_ll(&b, x->g[c[off + i].g].next_seq);
-			} else {
-				stq_b_null(&b);
-				stq_b_null(&b);
-			}
+	st_chunks_init(&ch, x->ng, STQ_CASE_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		const struct idg *v = c + ch.off;
+		for (size_t i = 0; i < ch.k; i++) {
+			st_arg_ll(&ch.a, v[i].id);
+			st_arg_ll(&ch.a, x->g[v[i].g].next_seq);
 		}
-		for (size_t i = 0; i < STQ_CASE_CHUNK; i++) {
-			if (i < k)
-				stq_b_ll(&b, c[off + i].id);
-			else
-				stq_b_null(&b);
-		}
+		st_arg_nulls(&ch.a, 2 * (STQ_CASE_CHUNK - ch.k));
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, v[i].id);
+		st_arg_nulls(&ch.a, STQ_CASE_CHUNK - ch.k);
 		MYSQL_STMT *s;
-		rc = stq_run_slot(x->db, STQ_NEXT_SEQ, SQL_NEXT_SEQ, &b, NULL,
-				  &s);
+		rc = st_run_n(x->db, STQ_SID(STQ_NEXT_SEQ), SQL_NEXT_SEQ,
+			      STQ_CASE_CHUNK, &ch.a, NULL, &s);
 	}
-	stq_b_free(&b);
+	st_chunks_free(&ch);
 	free(c);
 	return rc;
 }
@@ -655,7 +621,7 @@ int st_tq_submit(struct st_db *db, const struct cdt_job *jobs, size_t n,
 		return st_failf(db, GB_EINVAL, "invalid CPU time segments");
 	if (request_id && strlen(request_id) > STQ_MAX_NAME_BYTES)
 		return st_failf(db, GB_EINVAL, "request id too long");
-	int rc = stq_need_txn(db, 1, "st_tq_submit");
+	int rc = st_need_txn(db, 1, "st_tq_submit");
 	if (rc != GB_OK || n == 0)
 		return rc;
 	if (n > UINT32_MAX / 2)
@@ -718,28 +684,24 @@ int st_tq_claim(struct st_db *db, const long long *job_ids, size_t n,
 	}
 	/* In autocommit the removal would be final before the match is
 	** recorded, and a crash in between would lose the job. */
-	int rc = stq_need_txn(db, 1, "st_tq_claim");
+	int rc = st_need_txn(db, 1, "st_tq_claim");
 	if (rc != GB_OK || n == 0)
 		return rc;
-	struct stq_binds b;
+	struct st_args a;
 	struct st_cols c;
 	MYSQL_STMT *s = NULL;
-	stq_b_init(&b);
-	stq_b_ids(&b, job_ids, n, STQ_CLAIM_WIDTH);
+	st_args_init(&a);
+	st_arg_ids(&a, job_ids, n, STQ_CLAIM_WIDTH);
 	st_cols_init(&c, "l");
-	rc = stq_run_slot(db, STQ_CLAIM, SQL_CLAIM, &b, &c, &s);
-	while (rc == GB_OK) {
-		int got = 0;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
+	rc = st_run_n(db, STQ_SID(STQ_CLAIM), SQL_CLAIM, STQ_CLAIM_WIDTH, &a,
+		      &c, &s);
+	while (st_row(db, s, &rc)) {
 		long long id = st_col_ll(&c, 0);
 		for (size_t i = 0; i < n; i++)
 			if (job_ids[i] == id)
 				claimed[i] = 1;
 	}
 	st_done(s);
-	stq_b_free(&b);
 	return rc;
 }
 
@@ -759,7 +721,7 @@ static int rec_check(struct st_db *db, const struct st_tq_match_rec *r,
 		bad = "code missing or too long";
 	else if (m->matched && (m->job_id <= 0 || m->tq_id <= 0))
 		bad = "a match without its job and task queue";
-	else if (r->detail_json && strlen(r->detail_json) > STQ_DETAIL_MAX)
+	else if (r->detail_json && strlen(r->detail_json) > ST_MEDIUM_MAX)
 		bad = "detail longer than a MEDIUMTEXT";
 	if (bad)
 		return st_failf(db, GB_EINVAL, "match record %zu: %s", i, bad);
@@ -794,12 +756,8 @@ static int record_ids(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	arena_init(&a, (size_t)16 << 20);
 	size_t seen = 0;
 	int rc = GB_OK;
-	for (;;) {
-		int got = 0;
+	while (st_row(db, s, &rc)) {
 		char *rid = NULL;
-		rc = st_fetch(db, s, &got);
-		if (rc != GB_OK || !got)
-			break;
 		rc = st_col_str(db, s, c, 1, &a, &rid);
 		if (rc != GB_OK)
 			break;
@@ -827,8 +785,8 @@ static int mark_matched(struct st_db *db, const struct st_tq_match_rec *recs,
 	const char *matched = cdt_status_name(CDT_ST_MATCHED);
 	int rank = cdt_status_rank(CDT_ST_MATCHED);
 	long long ids[STQ_CLAIM_WIDTH];
-	struct stq_binds b;
-	stq_b_init(&b);
+	struct st_args a;
+	st_args_init_many(&a);
 	int rc = GB_OK;
 	size_t i = 0;
 	while (rc == GB_OK && i < n) {
@@ -838,16 +796,17 @@ static int mark_matched(struct st_db *db, const struct st_tq_match_rec *recs,
 				ids[k++] = recs[i].m.decision_id;
 		if (k == 0)
 			break;
-		stq_b_reset(&b);
-		stq_b_str(&b, matched);
-		stq_b_ll(&b, rank);
-		stq_b_ids(&b, ids, k, STQ_CLAIM_WIDTH);
-		stq_b_ll(&b, rank);
+		st_args_reset(&a);
+		st_arg_str(&a, matched);
+		st_arg_ll(&a, rank);
+		st_arg_ids(&a, ids, k, STQ_CLAIM_WIDTH);
+		st_arg_ll(&a, rank);
 		MYSQL_STMT *s;
-		rc = stq_run_slot(db, STQ_MATCHED_UPDATE, SQL_MATCHED_UPDATE,
-				  &b, NULL, &s);
+		rc = st_run_n(db, STQ_SID(STQ_MATCHED_UPDATE),
+			      SQL_MATCHED_UPDATE, STQ_CLAIM_WIDTH, &a, NULL,
+			      &s);
 	}
-	stq_b_free(&b);
+	st_args_free(&a);
 	return rc;
 }
 
@@ -865,36 +824,34 @@ static size_t rec_bytes(const struct st_tq_match_rec *r)
 static int record_chunk(struct st_db *db, struct st_tq_match_rec *recs,
 			size_t n, long long now)
 {
-	struct stq_binds b;
-	stq_b_init(&b);
+	struct st_args a;
+	st_args_init_many(&a);
 	for (size_t i = 0; i < n; i++) {
 		const struct cdt_match *m = &recs[i].m;
-		stq_b_str(&b, m->request_id);
-		stq_b_str(&b, m->pilot_id);
-		stq_b_str(&b, m->site);
-		stq_b_str(&b, m->matched ? "matched" : "nomatch");
-		stq_b_str(&b, m->code);
-		stq_b_str(&b, m->reason);
+		st_arg_str(&a, m->request_id);
+		st_arg_str(&a, m->pilot_id);
+		st_arg_str(&a, m->site);
+		st_arg_str(&a, m->matched ? "matched" : "nomatch");
+		st_arg_str(&a, m->code);
+		st_arg_str(&a, m->reason);
 		if (m->matched) {
-			stq_b_ll(&b, m->job_id);
-			stq_b_ll(&b, m->tq_id);
-			stq_b_ll(&b, m->tq_cpu_time);
+			st_arg_ll(&a, m->job_id);
+			st_arg_ll(&a, m->tq_id);
+			st_arg_ll(&a, m->tq_cpu_time);
 		} else {
-			stq_b_null(&b);
-			stq_b_null(&b);
-			stq_b_null(&b);
+			st_arg_nulls(&a, 3);
 		}
-		stq_b_ll(&b, now);
-		stq_b_str(&b, recs[i].detail_json);
+		st_arg_ll(&a, now);
+		st_arg_str(&a, recs[i].detail_json);
 	}
 	struct st_cols c;
 	MYSQL_STMT *s = NULL;
 	st_cols_init(&c, "ls");
-	int rc = stq_rowstmt(db, STQ_K_MATCHES, (unsigned)n, INS_MATCHES,
-			     ROW_MATCHES, RET_MATCHES, &s);
+	int rc = st_prepared_n(db, STQ_SID(STQ_INS_MATCHES), INS_MATCHES,
+			       (unsigned)n, NMATCHES, &s);
 	if (rc == GB_OK)
-		rc = stq_run(db, s, &b, &c);
-	stq_b_free(&b);
+		rc = st_run(db, s, &a, &c);
+	st_args_free(&a);
 	if (rc == GB_EDB && db->errnum == ER_DUP_ENTRY) {
 		char why[sizeof(db->msg)];
 		memcpy(why, db->msg, sizeof(why));
@@ -909,7 +866,7 @@ static int record_chunk(struct st_db *db, struct st_tq_match_rec *recs,
 				why);
 	}
 	if (rc != GB_OK)
-		return stq_input_error(db, rc);
+		return st_input_error(db, rc, 0);
 	rc = record_ids(db, s, &c, recs, n);
 	st_done(s);
 	return rc;
@@ -925,7 +882,7 @@ int st_tq_record(struct st_db *db, struct st_tq_match_rec *recs, size_t n,
 		if (rc != GB_OK)
 			return rc;
 	}
-	int rc = stq_need_txn(db, 1, "st_tq_record");
+	int rc = st_need_txn(db, 1, "st_tq_record");
 	/* Usually one statement; large details are split so that no
 	** statement approaches max_allowed_packet. */
 	for (size_t off = 0, k; rc == GB_OK && off < n; off += k) {
