@@ -34,7 +34,7 @@
 **             and their jobs through job.submit's st_tq_submit (a TQ
 **             without jobs had its jobs claimed: st_tq_claim), the history
 **             rows st_tq_history_load reads; the leader's md_priorities and
-**             st_tq_prio_save; the index loaded by tqs_load as a worker
+**             st_tq_prio_save; the index loaded by wk_tqs_load as a worker
 **             does; md_match_pilot with the pilot decoded from pilot.match.
 **   timeout   the queues with their timeout attributes (st_jobs_grid_save)
 **             and the jobs as rows of the jobs table, due now; st_panda_due
@@ -751,9 +751,9 @@ static void store_priorities(const struct scm_scenario *s,
 			     const struct pr_config *pc, struct arena *a)
 {
 	struct tqi_index *x = tqi_new();
-	struct tqs_state sync = {0, 0};
+	struct wk_tqs_state sync = {0, 0};
 	assert_non_null(x);
-	ok_store(tqs_load(db, x, &sync, NULL), "tqs_load");
+	ok_store(wk_tqs_load(db, x, &sync, NULL), "wk_tqs_load");
 	size_t n = tqi_ntqs(x);
 	struct pr_tq *tqs = arena_alloc(a, (n + 1) * sizeof(*tqs));
 	assert_non_null(tqs);
@@ -804,9 +804,9 @@ static void worker_match(const char *file, json_t *root,
 
 	/* A worker's index, loaded after the leader saved. */
 	struct tqi_index *x = tqi_new();
-	struct tqs_state sync = {0, 0};
+	struct wk_tqs_state sync = {0, 0};
 	assert_non_null(x);
-	ok_store(tqs_load(db, x, &sync, NULL), "tqs_load");
+	ok_store(wk_tqs_load(db, x, &sync, NULL), "wk_tqs_load");
 	struct cdt_pilot sent, p;
 	ok_parse(dj_parse_pilot(json_object_get(root, "pilot"), "pilot", a,
 				&sent, err, sizeof(err)),
@@ -940,11 +940,11 @@ static void worker_timeout(const char *file, const struct sct_scenario *s,
 		if (!m.fired)
 			continue;
 		/* route_panda.c's record of a fired rule (TO-13 aside). */
-		const struct rec_timeout rt = {
+		const struct cdp_timeout_event ev = {
 			.job_id = j->j.job_id, .task_id = j->task_id,
 			.queue = j->queue, .gshare = j->gshare,
 			.status = j->j.status, .v = &m.v};
-		keep(out, a, j->j.job_id, rec_timeout(&rt));
+		keep(out, a, j->j.job_id, rec_timeout(&ev, NULL, NULL));
 	}
 	st_rollback(db);
 }
