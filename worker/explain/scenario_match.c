@@ -633,6 +633,14 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 	if (rc != GB_OK)
 		return rc;
 	out->m = m;
+	/* The pick's names are the index's, freed with it when scm_run
+	** returns: keep copies. */
+	out->m.owner = m.owner ? arena_strdup(a, m.owner) : NULL;
+	out->m.owner_group = m.owner_group ? arena_strdup(a, m.owner_group)
+					   : NULL;
+	if ((m.owner && out->m.owner == NULL) ||
+	    (m.owner_group && out->m.owner_group == NULL))
+		return GB_ENOMEM;
 	out->match = m.result;
 	out->job_sharing = m.res.job_sharing;
 	for (size_t i = 0; i < n; i++) {

@@ -10,10 +10,46 @@
 #include "model/decide.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gb_error.h"
 #include "rng.h"
+
+/*
+** A decision does not depend on the order its candidates were listed in:
+** they are considered in name order, the order the worker's loaders read
+** them in (ORDER BY name), whatever order a scenario file gives. The draws
+** (TB-13, PJ-36) walk the candidates in that order, so the same inputs in
+** any order give the same decision.
+*/
+static int nucleus_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct tb_nucleus *)x)->name,
+		      ((const struct tb_nucleus *)y)->name);
+}
+
+static int queue_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct gm_queue *)x)->q.name,
+		      ((const struct gm_queue *)y)->q.name);
+}
+
+/* `g` with its queues in name order, in `a` (`g` itself untouched). */
+static int grid_in_order(const struct gm_grid *g, struct arena *a,
+			 struct gm_grid *out)
+{
+	*out = *g;
+	if (g->nqueues < 2)
+		return GB_OK;
+	struct gm_queue *q = arena_alloc(a, g->nqueues * sizeof(*q));
+	if (q == NULL)
+		return GB_ETOOBIG;
+	memcpy(q, g->queues, g->nqueues * sizeof(*q));
+	qsort(q, g->nqueues, sizeof(*q), queue_cmp);
+	out->queues = q;
+	return GB_OK;
+}
 
 int md_decide_task(const struct tb_task *task, const struct tb_nucleus *nuclei,
 		   size_t n, const struct prm_set *params, long long now,
@@ -26,8 +62,13 @@ int md_decide_task(const struct tb_task *task, const struct tb_nucleus *nuclei,
 	tb_params_resolve(params, task->gshare, &out->params);
 	/* one slot at least, so no nucleus is a decision, not an error */
 	out->cands = arena_alloc(a, (n ? n : 1) * sizeof(*out->cands));
-	if (out->cands == NULL)
+	struct tb_nucleus *sorted = arena_alloc(a, (n ? n : 1) * sizeof(*sorted));
+	if (out->cands == NULL || sorted == NULL)
 		return GB_ETOOBIG;
+	if (n)
+		memcpy(sorted, nuclei, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), nucleus_cmp);
+	nuclei = sorted;
 	struct gb_rng rng;
 	gb_rng_seed(&rng, seed);
 	int rc = tb_broker(task, nuclei, n, &out->params, &rng, out->cands,
@@ -56,16 +97,20 @@ static int plan_alloc(struct arena *a, size_t nj, struct jb_plan *plan)
 	return GB_OK;
 }
 
-int md_decide_jobs(const struct gm_grid *g, const struct gm_request *r,
+int md_decide_jobs(const struct gm_grid *grid, const struct gm_request *r,
 		   const struct prm_set *params, long long now, uint64_t seed,
 		   struct arena *a, struct md_jobs *out)
 {
-	if (g == NULL || r == NULL || params == NULL || a == NULL ||
+	if (grid == NULL || r == NULL || params == NULL || a == NULL ||
 	    out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->req = *r;
-	int rc = gm_resolve(g, &out->req, now, a, &out->queues, &out->env);
+	struct gm_grid sorted;
+	const struct gm_grid *g = &sorted;
+	int rc = grid_in_order(grid, a, &sorted);
+	if (rc == GB_OK)
+		rc = gm_resolve(g, &out->req, now, a, &out->queues, &out->env);
 	if (rc != GB_OK)
 		return rc;
 	size_t nq = g->nqueues, nj = out->req.njobs;
@@ -106,14 +151,14 @@ static void throttled_decision(struct md_analysis *out)
 		 th->limit);
 }
 
-int md_decide_analysis(const struct gm_grid *g, const struct gm_request *r,
+int md_decide_analysis(const struct gm_grid *grid, const struct gm_request *r,
 		       const struct gm_analysis_state *st,
 		       enum an_task_class tclass, const struct prm_set *params,
 		       long long now, uint64_t seed, struct arena *a,
 		       struct md_analysis *out)
 {
 	(void)seed; /* no draw: the analysis brokerage is deterministic */
-	if (g == NULL || r == NULL || st == NULL || params == NULL ||
+	if (grid == NULL || r == NULL || st == NULL || params == NULL ||
 	    a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
@@ -121,7 +166,11 @@ int md_decide_analysis(const struct gm_grid *g, const struct gm_request *r,
 	out->task_class = tclass;
 	out->user = st->user;
 	out->user.task_class = tclass;
-	int rc = gm_resolve(g, &out->req, now, a, &out->queues, &out->env);
+	struct gm_grid sorted;
+	const struct gm_grid *g = &sorted;
+	int rc = grid_in_order(grid, a, &sorted);
+	if (rc == GB_OK)
+		rc = gm_resolve(g, &out->req, now, a, &out->queues, &out->env);
 	if (rc != GB_OK)
 		return rc;
 	size_t nq = g->nqueues, nj = out->req.njobs;

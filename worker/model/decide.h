@@ -10,6 +10,10 @@
 ** rule is fixed in one place and `explain` shows what the fleet does (the
 ** digest-equality test of tests/integration holds them to it).
 **
+** Candidates are considered in name order, whatever order they came in
+** (the worker's loaders read them so; a scenario file may list them in any
+** order), so a decision depends on its inputs, not on how they were listed.
+**
 ** Pure like the engine: no I/O, no clock, no globals; memory comes from
 ** the caller's arena. The result structs point into themselves (the
 ** resolved request's software lives inside it), so fill them in place and
