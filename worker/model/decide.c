@@ -97,6 +97,38 @@ static int plan_alloc(struct arena *a, size_t nj, struct jb_plan *plan)
 	return GB_OK;
 }
 
+/* Where the parts both job brokerages share go (md_jobs, md_analysis). */
+struct resolved {
+	struct gm_request *req;
+	struct jb_queue **queues;
+	size_t *nqueues;
+	struct jb_env *env;
+	struct dec_candidate **cands;
+	struct jb_plan *plan;
+};
+
+/* `r` resolved on `grid` with its queues in name order (`g` gets that
+** grid), a candidate slot per queue and a plan with every job
+** unassigned. */
+static int resolve(const struct gm_grid *grid, const struct gm_request *r,
+		   long long now, struct arena *a, struct gm_grid *g,
+		   const struct resolved *x)
+{
+	*x->req = *r;
+	int rc = grid_in_order(grid, a, g);
+	if (rc == GB_OK)
+		rc = gm_resolve(g, x->req, now, a, x->queues, x->env);
+	if (rc != GB_OK)
+		return rc;
+	size_t nq = g->nqueues;
+	*x->nqueues = nq;
+	/* one slot at least, so an empty grid is a decision, not an error */
+	*x->cands = arena_alloc(a, (nq ? nq : 1) * sizeof(**x->cands));
+	if (*x->cands == NULL)
+		return GB_ETOOBIG;
+	return plan_alloc(a, x->req->njobs, x->plan);
+}
+
 int md_decide_jobs(const struct gm_grid *grid, const struct gm_request *r,
 		   const struct prm_set *params, long long now, uint64_t seed,
 		   struct arena *a, struct md_jobs *out)
@@ -105,23 +137,14 @@ int md_decide_jobs(const struct gm_grid *grid, const struct gm_request *r,
 	    out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
-	out->req = *r;
-	struct gm_grid sorted;
-	const struct gm_grid *g = &sorted;
-	int rc = grid_in_order(grid, a, &sorted);
-	if (rc == GB_OK)
-		rc = gm_resolve(g, &out->req, now, a, &out->queues, &out->env);
+	struct gm_grid g;
+	struct resolved x = {&out->req, &out->queues, &out->nqueues,
+			     &out->env, &out->cands, &out->plan};
+	int rc = resolve(grid, r, now, a, &g, &x);
 	if (rc != GB_OK)
 		return rc;
-	size_t nq = g->nqueues, nj = out->req.njobs;
-	out->nqueues = nq;
+	size_t nq = out->nqueues, nj = out->req.njobs;
 	jb_params_resolve(params, out->req.t.gshare, &out->params);
-	out->cands = arena_alloc(a, (nq ? nq : 1) * sizeof(*out->cands));
-	if (out->cands == NULL)
-		return GB_ETOOBIG;
-	rc = plan_alloc(a, nj, &out->plan);
-	if (rc != GB_OK)
-		return rc;
 	struct gb_rng rng;
 	gb_rng_seed(&rng, seed);
 	rc = jb_broker(&out->req.t, out->queues, nq, &out->params, &out->env,
@@ -162,23 +185,15 @@ int md_decide_analysis(const struct gm_grid *grid, const struct gm_request *r,
 	    a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
-	out->req = *r;
 	out->task_class = tclass;
 	out->user = st->user;
 	out->user.task_class = tclass;
 	struct gm_grid sorted;
 	const struct gm_grid *g = &sorted;
-	int rc = grid_in_order(grid, a, &sorted);
-	if (rc == GB_OK)
-		rc = gm_resolve(g, &out->req, now, a, &out->queues, &out->env);
-	if (rc != GB_OK)
-		return rc;
-	size_t nq = g->nqueues, nj = out->req.njobs;
-	out->nqueues = nq;
-	out->cands = arena_alloc(a, (nq ? nq : 1) * sizeof(*out->cands));
-	if (out->cands == NULL)
-		return GB_ETOOBIG;
-	rc = plan_alloc(a, nj, &out->plan);
+	struct resolved x = {&out->req, &out->queues, &out->nqueues,
+			     &out->env, &out->cands, &out->plan};
+	int rc = resolve(grid, r, now, a, &sorted, &x);
+	size_t nq = out->nqueues, nj = out->req.njobs;
 	if (rc == GB_OK)
 		rc = an_throttle_check(&out->user, params, &out->throttle);
 	if (rc != GB_OK)

@@ -129,6 +129,29 @@ static int jobs_event(struct wk_txn *t, const struct gm_request *r,
 	return rc;
 }
 
+/* After the commit, the line of a job decision of either brokerage. */
+static void jobs_decided(struct wk_txn *t, const char *what,
+			 const char *request_id, long long task_id,
+			 const struct dec_decision *dec,
+			 const struct jb_plan *plan, size_t nj, size_t nq,
+			 int retry_s, const char *extra, long long decision_id)
+{
+	if (dec->outcome == DEC_ASSIGNED)
+		wk_txn_decided(t, request_id, task_id, MX_O_ASSIGNED,
+			       "%s %lld: %zu of %zu jobs placed on %zu best "
+			       "queue(s), first %s%s (%zu queues) decision %lld "
+			       "request %s",
+			       what, task_id, plan->nassigned, nj, plan->nbest,
+			       dec->cands[plan->best[0]].name, extra, nq,
+			       decision_id, request_id);
+	else
+		wk_txn_decided(t, request_id, task_id, MX_O_PENDING,
+			       "%s %lld: %zu jobs pending, retry in %d s (no "
+			       "queue of %zu eligible) decision %lld request %s",
+			       what, task_id, nj, retry_s, nq, decision_id,
+			       request_id);
+}
+
 /* Queue task.throttled for an analysis task the throttle held. */
 static int throttled_event(struct wk_txn *t, const struct md_analysis *m,
 			   const struct gm_analysis_state *st,
@@ -216,24 +239,12 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 			request_id, m.retry_at);
 	if (rc != GB_OK)
 		return rc;
-	if (m.dec.outcome == DEC_ASSIGNED)
-		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
-			       "analysis task %lld: %zu of %zu jobs on %zu best "
-			       "queue(s), first %s%s (decision %lld request "
-			       "%s)",
-			       r->t.task_id, m.plan.nassigned, nj, m.plan.nbest,
-			       m.cands[m.plan.best[0]].name,
-			       m.aplan.locality_dropped
-				       ? ", locality check dropped (AJ-28)"
-				       : "",
-			       decision_id, request_id);
-	else
-		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
-			       "analysis task %lld: %zu jobs pending, retry in "
-			       "%d s (no queue of %zu survived, AJ-28) decision "
-			       "%lld request %s",
-			       r->t.task_id, nj, AB_PENDING_RETRY_S, m.nqueues,
-			       decision_id, request_id);
+	jobs_decided(t, "analysis task", request_id, r->t.task_id, &m.dec,
+		     &m.plan, nj, m.nqueues, AB_PENDING_RETRY_S,
+		     m.aplan.locality_dropped
+			     ? ", locality check dropped (AJ-28)"
+			     : "",
+		     decision_id);
 	return GB_OK;
 }
 
@@ -279,21 +290,9 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 			request_id, m.retry_at);
 	if (rc != GB_OK)
 		return rc;
-	size_t nj = m.req.njobs, nq = m.nqueues;
-	if (m.dec.outcome == DEC_ASSIGNED)
-		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
-			       "task %lld: %zu of %zu jobs placed on %zu best "
-			       "queue(s), first %s (%zu queues) decision %lld "
-			       "request %s",
-			       r->t.task_id, m.plan.nassigned, nj, m.plan.nbest,
-			       m.cands[m.plan.best[0]].name, nq, decision_id,
-			       request_id);
-	else
-		wk_txn_decided(t, request_id, r->t.task_id, wk_mx_of(m.dec.outcome),
-			       "task %lld: %zu jobs pending, retry in %d s (no "
-			       "queue of %zu eligible) decision %lld request %s",
-			       r->t.task_id, nj, JB_PENDING_RETRY_S, nq,
-			       decision_id, request_id);
+	jobs_decided(t, "task", request_id, r->t.task_id, &m.dec, &m.plan,
+		     m.req.njobs, m.nqueues, JB_PENDING_RETRY_S, "",
+		     decision_id);
 	return GB_OK;
 }
 

@@ -637,6 +637,33 @@ static int batch_body(struct wk_txn *x, void *arg)
 }
 
 /* After the commit: reply, publish the events, settle the deliveries. */
+/* Count a pilot's decision and log one info line with journal fields,
+** as for tasks and jobs (wk_decided). */
+static void log_pilot(struct wk_worker *w, const struct wk_match_req *r)
+{
+	int ok = r->state == WK_MR_MATCHED;
+	char f_req[220], f_pilot[300], f_out[48], f_job[48], what[400];
+	snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", r->msgid);
+	snprintf(f_pilot, sizeof(f_pilot), "GB_PILOT_ID=%s", r->p.pilot_id);
+	snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
+		 ok ? "matched" : "nomatch");
+	snprintf(f_job, sizeof(f_job), "GB_JOB_ID=%lld", ok ? r->job_id : 0);
+	const char *fields[] = {f_req, f_pilot, f_out, ok ? f_job : NULL,
+				NULL};
+	if (ok)
+		snprintf(what, sizeof(what), "job %lld of TQ %lld", r->job_id,
+			 r->tq_id);
+	else
+		snprintf(what, sizeof(what), "no job, %s: %s", r->code,
+			 r->reason ? r->reason : "");
+	*(ok ? &w->n_matched : &w->n_nomatch) += 1;
+	wk_mx_settled(MX_T_PILOT_MATCH, ok ? MX_O_MATCHED : MX_O_NOMATCH,
+		      r->t0);
+	log_fields(LOG_LVL_INFO, fields,
+		   "pilot %s at %s: %s (decision %lld, request %s)",
+		   r->p.pilot_id, r->p.site, what, r->decision_id, r->msgid);
+}
+
 static void answer_batch(struct wk_txn *x)
 {
 	struct wk_worker *w = x->w;
@@ -652,38 +679,7 @@ static void answer_batch(struct wk_txn *x)
 		struct cdt_match m;
 		fill_match(r, &m);
 		mx_wk_tq_result(&r->res);
-		/* one info line per decision, with journal fields, as for
-		** tasks and jobs (wk_decided) */
-		char f_req[220], f_pilot[300], f_out[48], f_job[48];
-		snprintf(f_req, sizeof(f_req), "GB_REQUEST_ID=%s", r->msgid);
-		snprintf(f_pilot, sizeof(f_pilot), "GB_PILOT_ID=%s",
-			 r->p.pilot_id);
-		snprintf(f_out, sizeof(f_out), "GB_OUTCOME=%s",
-			 r->state == WK_MR_MATCHED ? "matched" : "nomatch");
-		snprintf(f_job, sizeof(f_job), "GB_JOB_ID=%lld",
-			 r->state == WK_MR_MATCHED ? r->job_id : 0);
-		const char *fields[] = {f_req, f_pilot, f_out,
-					r->state == WK_MR_MATCHED ? f_job
-								  : NULL,
-					NULL};
-		if (r->state == WK_MR_MATCHED) {
-			w->n_matched++;
-			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_MATCHED, r->t0);
-			log_fields(LOG_LVL_INFO, fields,
-				   "pilot %s at %s: job %lld of TQ %lld "
-				   "(decision %lld, request %s)",
-				   r->p.pilot_id, r->p.site, r->job_id,
-				   r->tq_id, r->decision_id, r->msgid);
-		} else {
-			w->n_nomatch++;
-			wk_mx_settled(MX_T_PILOT_MATCH, MX_O_NOMATCH, r->t0);
-			log_fields(LOG_LVL_INFO, fields,
-				   "pilot %s at %s: no job, %s: %s (decision "
-				   "%lld, request %s)",
-				   r->p.pilot_id, r->p.site, r->code,
-				   r->reason ? r->reason : "", r->decision_id,
-				   r->msgid);
-		}
+		log_pilot(w, r);
 		int sent = send_reply(w, r->gen, r->tag, r->reply_to,
 				      r->corr_id, &m);
 		if (sent == 0)
