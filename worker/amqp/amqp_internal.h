@@ -2,8 +2,11 @@
 ** amqp_internal.h — what amqp.c (event-loop client), amqp_sync.c (blocking
 ** client) and amqp_topology.c (what both share) say to each other.
 **
-** Not part of the module's interface: only those three files and the unit
-** test include it. The pure pieces (property and header table conversion,
+** Not part of the module's interface for the rooms above: those three
+** files, the unit test, and test programs that talk AMQP below the
+** module's interface (the fault suite's recorder, the pilot driver of the
+** match integration test and the cluster load) include it. The pure
+** pieces (property and header table conversion,
 ** the confirm window, the backoff) take no connection so that
 ** tests/unit/amqp/test_amqp.c can check them without a broker.
 */
