@@ -633,6 +633,13 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 	if (rc != GB_OK)
 		return rc;
 	out->m = m;
+	/* m's owner names are the index's, which scm_run frees: point them
+	** at the scenario's strings of the same TQ */
+	if (m.result.chosen >= 0 && (size_t)m.result.chosen < n) {
+		out->m.owner = out->rows[m.result.chosen].tq->def.owner;
+		out->m.owner_group =
+			out->rows[m.result.chosen].tq->def.owner_group;
+	}
 	out->match = m.result;
 	out->job_sharing = m.res.job_sharing;
 	for (size_t i = 0; i < n; i++) {

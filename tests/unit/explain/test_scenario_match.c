@@ -611,6 +611,10 @@ static void test_tq08_described_jobs(void **state)
 						 r.job_priority);
 			}
 		assert_true(found);
+		/* the pick names the TQ's owner as the scenario wrote it
+		** (the decision path's names are the index's, gone with it) */
+		assert_string_equal(r.m.owner, t->def.owner);
+		assert_string_equal(r.m.owner_group, t->def.owner_group);
 		arena_free(&a);
 	}
 }
