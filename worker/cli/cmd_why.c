@@ -1,9 +1,9 @@
 /*
 ** cmd_why.c — `gridbroker why task|job|pilot ID [--json] [-a|--all]`: the
 ** decision records stored in MariaDB (decrec.h) answer "why did my task,
-** job or pilot go there, or nowhere?" after the fact, with the same stage
-** summary `explain` prints offline. Reading: store_decisions.c; the text:
-** why_render.c.
+** job or pilot go there, or nowhere?" after the fact, with the same text
+** `explain` prints offline for the same decision (all but the head line:
+** report/render.h). Reading: store_decisions.c; the text: render.c.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "gb_error.h"
 #include "store/store_decisions.h"
-#include "report/why_render.h"
+#include "report/render.h"
 
 /* Room for the records read: `--all` of a task retried hourly for the
 ** 30-day default retention is ~720 records of up to DR_RECORD_MAX. */
@@ -55,7 +55,7 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 	long long focus = what == ST_DEC_JOB ? strtoll(id, NULL, 10) : 0;
 	for (size_t i = 0; code == 0 && i < show; i++) {
 		const struct st_dec_row *r = &rows[i];
-		struct wr_head h = {
+		struct rn_head h = {
 			.id = r->id,
 			.kind = r->kind,
 			.subject = r->subject,
@@ -67,11 +67,11 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 		};
 		json_t *d = r->detail ? json_loads(r->detail, 0, NULL) : NULL;
 		if (as_json) {
-			json_t *o = wr_json(&h, d);
+			json_t *o = rn_json(&h, d);
 			if (o == NULL || json_array_append_new(arr, o) != 0)
 				code = 1;
 		} else {
-			char *txt = wr_render(&h, d);
+			char *txt = rn_render(&h, d);
 			if (txt == NULL)
 				code = 1;
 			else

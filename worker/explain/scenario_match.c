@@ -1,7 +1,8 @@
 /*
 ** scenario_match.c — DIRAC match scenarios: parsing, scm_run (the path
-** `explain` matches a pilot by) and the two renderings (declared in
-** scenario_match.h).
+** `explain` matches a pilot by), the result as JSON and the table of every
+** task queue (declared in scenario_match.h). The pilot's own verdict is
+** its decision record's, printed by report/render.h.
 **
 ** Why scm_run goes through the index rather than building tq_view arrays
 ** itself: the index is what the worker matches against (tqindex.h), and
@@ -31,6 +32,7 @@
 #include "rng.h"
 #include "model/decide.h"
 #include "model/tqindex.h"
+#include "report/render.h"
 
 #define SCM_LIST_SHOW 4  /* set values named in a reason */
 #define SCM_OWNER_W 14   /* owner column of the table */
@@ -633,14 +635,13 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 	if (rc != GB_OK)
 		return rc;
 	out->m = m;
-	/* The pick's names are the index's, freed with it when scm_run
-	** returns: keep copies. */
-	out->m.owner = m.owner ? arena_strdup(a, m.owner) : NULL;
-	out->m.owner_group = m.owner_group ? arena_strdup(a, m.owner_group)
-					   : NULL;
-	if ((m.owner && out->m.owner == NULL) ||
-	    (m.owner_group && out->m.owner_group == NULL))
-		return GB_ENOMEM;
+	/* m's owner names are the index's, which scm_run frees: point them
+	** at the scenario's strings of the same TQ */
+	if (m.result.chosen >= 0 && (size_t)m.result.chosen < n) {
+		out->m.owner = out->rows[m.result.chosen].tq->def.owner;
+		out->m.owner_group =
+			out->rows[m.result.chosen].tq->def.owner_group;
+	}
 	out->match = m.result;
 	out->job_sharing = m.res.job_sharing;
 	for (size_t i = 0; i < n; i++) {
@@ -923,10 +924,7 @@ json_t *scm_result_json(const struct scm_scenario *s,
 
 const char *scm_short_dn(const char *dn)
 {
-	const char *cn = NULL;
-	for (const char *p = dn; p && (p = strstr(p, "/CN=")) != NULL; p += 4)
-		cn = p + 4;
-	return cn && *cn ? cn : dn;
+	return rn_short_dn(dn);
 }
 
 static void print_corrections(FILE *out, const struct scm_scenario *s,
@@ -980,21 +978,11 @@ static void print_corrections(FILE *out, const struct scm_scenario *s,
 	}
 }
 
-void scm_print(FILE *out, const struct scm_scenario *s,
-	       const struct scm_result *r)
+void scm_print_queues(FILE *out, const struct scm_scenario *s,
+		      const struct scm_result *r)
 {
 	if (out == NULL || s == NULL || r == NULL)
 		return;
-	const struct cdt_pilot *p = &s->pilot;
-	fprintf(out, "== DIRAC pilot match: pilot %s at %s, setup %s, "
-		     "cpuTime %lld s",
-		or_none(p->pilot_id), p->site, p->setup, p->cpu_time);
-	if (p->owner_group)
-		fprintf(out, ", private to %s%s%s%s", p->owner_group,
-			r->job_sharing ? " (JOB_SHARING)" : "",
-			p->owner ? " / " : "", p->owner ? scm_short_dn(p->owner) : "");
-	fprintf(out, ", %zu task queue%s ==\n", r->nrows,
-		r->nrows == 1 ? "" : "s");
 	fprintf(out, "  %6s %-*s %-10s %7s %6s %8s %6s %6s %9s %7s %9s  %s\n",
 		"TQ", SCM_OWNER_W, "OWNER", "GROUP", "CPU", "JOBS", "GSHARE",
 		"GCORR", "UCORR", "ENTITY", "J", "PRIORITY", "VERDICT");
@@ -1018,28 +1006,4 @@ void scm_print(FILE *out, const struct scm_scenario *s,
 	print_corrections(out, s, r);
 	if (r->note[0])
 		fprintf(out, "note: %s\n", r->note);
-	const struct tq_result *m = &r->match;
-	fprintf(out, "===== Pilot match summary =====\n");
-	fprintf(out, "task queues considered %zu, matched %zu, empty %zu\n",
-		m->in, m->matched, m->empty);
-	for (int f = 0; f < TQ_NFILTERS; f++)
-		if (m->rejected[f] > 0)
-			fprintf(out, "  %s %s: %zu rejected\n",
-				tq_filter((enum tq_filter_id)f)->rule,
-				tq_filter((enum tq_filter_id)f)->name,
-				m->rejected[f]);
-	if (m->entrants > 0)
-		fprintf(out, "lottery (TQ-07): %zu at cpu_time %lld, total "
-			     "priority %.6g\n",
-			m->entrants, m->top_cpu, m->lottery_total);
-	fprintf(out, "result: %s (%s)\n", r->outcome, tq_result_code(m));
-	if (r->chosen >= 0 && (size_t)r->chosen < r->nrows) {
-		const struct scm_tq *t = r->rows[r->chosen].tq;
-		fprintf(out, "job %lld (UserPriority %d) from TQ %lld, owner "
-			     "%s, group %s\n",
-			r->job_id, r->job_priority, t->tq_id, t->def.owner,
-			t->def.owner_group);
-	} else {
-		fprintf(out, "no job for this pilot\n");
-	}
 }

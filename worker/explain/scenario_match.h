@@ -150,7 +150,7 @@ int scm_run(const struct scm_scenario *s, struct arena *a,
 struct md_pilot scm_md_pilot(const struct cdt_pilot *p);
 
 /* The last CN of a DN ("/DC=ch/.../CN=alice" -> "alice"), for tables; the
-** DN itself when it has none. Points into dn. */
+** DN itself when it has none. Points into dn. (render.h's rn_short_dn.) */
 const char *scm_short_dn(const char *dn);
 
 /* "chosen", "lottery entrant", "lower CPU time", "empty", or "rejected by
@@ -158,7 +158,9 @@ const char *scm_short_dn(const char *dn);
 const char *scm_verdict_text(int verdict, char *buf, size_t n);
 
 /*
-** The result as JSON (`explain --json`):
+** The whole result as JSON (`explain --json` shows its "taskQueues" and
+** "corrections" next to the pilot's record, explain_print.h; the rest is
+** the record's, and here for tests that compare two runs):
 **   {"pilot": {pilotID, setup, cpuTime, site, gridCE, platform, pilotType,
 **              ownerGroup, ownerDN, jobSharing},
 **    "outcome": "matched"|"nomatch", "code" (tq_result_code), "reason"
@@ -180,13 +182,14 @@ json_t *scm_result_json(const struct scm_scenario *s,
 			const struct scm_result *r);
 
 /*
-** The result as a table: one row per TQ (id, owner, group, segment, jobs,
-** shares and corrections, J, priority, verdict) with the rejected ones'
-** reasons under them, the corrector's per-slice corrections per instance,
-** then "===== Pilot match summary =====", the outcome line and the chosen
-** job.
+** What only an offline run shows, as a table (`explain` prints it after the
+** pilot's record, render.h): one row per TQ (id, owner, group, segment,
+** jobs, shares and corrections, J, priority, verdict) with the rejected
+** ones' reasons under them, the corrector's per-slice corrections per
+** instance and pr_recompute's note. The pilot, the counts, the TQ-10 line
+** and the chosen job are the record's.
 */
-void scm_print(FILE *out, const struct scm_scenario *s,
-	       const struct scm_result *r);
+void scm_print_queues(FILE *out, const struct scm_scenario *s,
+		      const struct scm_result *r);
 
 #endif

@@ -1,14 +1,15 @@
 /*
 ** scenario_timeout.c — timeout scenarios: parsing, running every job
 ** through the timeout rules and every rebrokerage row through TO-13, and
-** the table and JSON of the result (declared in scenario_timeout.h).
+** the JSON of the result and the text of what only an offline run shows
+** (declared in scenario_timeout.h).
 **
 ** Why the output has both the verdict and the next check: an operator asks
 ** either "why was job X failed?" (the rule, the age it compared and the
-** limit it passed) or "when will job Y be looked at?" (to_next_check, the
-** time the worker's scan will find a rule due). Ages are shown in seconds
-** and in the rule's natural unit (hours or days), since the limits are
-** written that way in RULES.md ("TO-05 2 days") and seconds alone hide it.
+** limit it passed: the job's decision record, which report/render.h
+** prints) or "when will job Y be looked at?" (to_next_check, the time the
+** worker's scan will find a rule due: printed here, since no record is
+** made for a job no rule fires for).
 **
 ** Parsing is strict like the other scenario files (jsonutil.h tables):
 ** these files are written by hand, and a typo in a status or time must be
@@ -421,32 +422,13 @@ json_t *sct_result_json(const struct sct_scenario *s,
 	return root;
 }
 
-/* "3601 s (1.0003 h)": the unit of the limit, days from 2 days up. */
-static void human(char *buf, size_t n, double s, double unit_of)
-{
-	if (unit_of >= 2 * DAY)
-		snprintf(buf, n, "%.0f s (%.6g d)", s, s / DAY);
-	else if (unit_of >= HOUR)
-		snprintf(buf, n, "%.0f s (%.6g h)", s, s / HOUR);
-	else
-		snprintf(buf, n, "%.0f s (%.6g min)", s, s / 60);
-}
-
-static void job_line(FILE *out, const struct sct_scenario *s, size_t i,
-		     const struct sct_job_result *r)
+/* A job no rule fires for: when one next can, or that TO-12 holds it. */
+static void waiting_line(FILE *out, const struct sct_scenario *s, size_t i,
+			 const struct sct_job_result *r)
 {
 	const struct sct_job *j = &s->jobs[i];
 	fprintf(out, "%-12lld %-12s %-16.40s ", j->j.job_id,
 		to_status_name(j->j.status), j->queue ? j->queue : "-");
-	if (r->fired) {
-		char age[64], lim[64];
-		human(age, sizeof(age), r->v.age_s, r->v.limit_s);
-		human(lim, sizeof(lim), r->v.limit_s, r->v.limit_s);
-		fprintf(out, "%-6s %-9s %s %s > limit %s\n", r->v.rule,
-			to_action_name(r->v.action), r->v.what, age, lim);
-		return;
-	}
-	fprintf(out, "%-6s %-9s ", "none", "-");
 	if (r->exempt)
 		fprintf(out, "exempt (TO-12: %s); ", r->exempt);
 	char when[32];
@@ -486,28 +468,30 @@ static void rebro_line(FILE *out, const struct sct_rebro *b,
 					       : "");
 }
 
-void sct_print_result(FILE *out, const struct sct_scenario *s,
-		      const struct sct_result *r)
+void sct_print_offline(FILE *out, const struct sct_scenario *s,
+		       const struct sct_result *r)
 {
 	if (out == NULL || s == NULL || r == NULL ||
 	    (s->njobs && r->jobs == NULL) || (s->nrebro && r->rebro == NULL))
 		return;
-	char now[32] = "?";
-	tf_format(s->now, now, sizeof(now));
-	fprintf(out, "== Timeouts at %s: %zu job%s, %zu queue%s, %zu "
-		     "rebrokerage row%s ==\n",
-		now, s->njobs, s->njobs == 1 ? "" : "s", s->nqueues,
-		s->nqueues == 1 ? "" : "s", s->nrebro, s->nrebro == 1 ? "" : "s");
-	fprintf(out, "%-12s %-12s %-16s %-6s %-9s %s\n", "JOBID", "STATUS",
-		"QUEUE", "RULE", "ACTION", "DETAIL");
 	size_t fired = 0, exempt = 0;
 	for (size_t i = 0; i < s->njobs; i++) {
-		job_line(out, s, i, &r->jobs[i]);
 		fired += (size_t)r->jobs[i].fired;
 		exempt += r->jobs[i].exempt != NULL;
 	}
+	char now[32] = "?";
+	tf_format(s->now, now, sizeof(now));
+	fprintf(out, "-- at %s no rule fires for %zu of %zu job%s --\n", now,
+		s->njobs - fired, s->njobs, s->njobs == 1 ? "" : "s");
+	if (fired < s->njobs)
+		fprintf(out, "%-12s %-12s %-16s %s\n", "JOBID", "STATUS",
+			"QUEUE", "NEXT CHECK");
+	for (size_t i = 0; i < s->njobs; i++)
+		if (!r->jobs[i].fired)
+			waiting_line(out, s, i, &r->jobs[i]);
 	if (s->nrebro)
-		fprintf(out, "-- fast rebrokerage (TO-13) --\n");
+		fprintf(out, "-- fast rebrokerage (TO-13) per queue and gshare "
+			     "--\n");
 	size_t trig = 0;
 	for (size_t i = 0; i < s->nrebro; i++) {
 		rebro_line(out, &s->rebro[i], &r->rebro[i]);

@@ -109,7 +109,9 @@ int sct_run(const struct sct_scenario *s, struct arena *a,
 	    struct sct_result *out);
 
 /*
-** The result as JSON: {"now", "jobs": [{"jobID", "status", "queue",
+** The whole result as JSON (`explain --json` shows "now", "rebro" and the
+** rows of the jobs no rule fires for next to the records of the others,
+** explain_print.h): {"now", "jobs": [{"jobID", "status", "queue",
 ** "rule" (null when none), "what", "action", "ageSeconds",
 ** "limitSeconds", "ageHours", "limitHours", "ageDays", "limitDays"
 ** (null when none), "exempt" (null or "TO-12: paused" / "TO-12:
@@ -122,10 +124,13 @@ int sct_run(const struct sct_scenario *s, struct arena *a,
 json_t *sct_result_json(const struct sct_scenario *s,
 			const struct sct_result *r);
 
-/* The result as a table: one line per job (rule, action, age > limit in
-** s and h or days; or none with the next check and TO-12), then one per
-** rebro row (verdict, the three limits, the excess). */
-void sct_print_result(FILE *out, const struct sct_scenario *s,
-		      const struct sct_result *r);
+/*
+** What only an offline run shows, as text (`explain` prints it after the
+** records of the jobs a rule fires for, render.h): one line per job no
+** rule fires for (its next check, or TO-12's exemption), one per rebro row
+** (TO-13's verdict, the three limits, the excess), and a summary line.
+*/
+void sct_print_offline(FILE *out, const struct sct_scenario *s,
+		       const struct sct_result *r);
 
 #endif

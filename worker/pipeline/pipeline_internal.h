@@ -210,7 +210,7 @@ void wk_park(struct wk_worker *w, const struct amq_delivery *d);
 ** wk_park), else nack it with requeue (a transient error of one request). */
 void wk_requeue(struct wk_worker *w, const struct amq_delivery *d);
 
-/* A 64-bit seed for one decision: request id, time and a per-worker
+/* A 63-bit seed for one decision: request id, time and a per-worker
 ** counter, so two decisions never share a stream. */
 uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now);
 

@@ -314,7 +314,12 @@ void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 
 uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now)
 {
-	return gb_hash64(request_id) ^ (uint64_t)now ^ (++w->seq_counter << 32);
+	/* 63 bits: a scenario file carries the seed as a JSON integer,
+	** 0..LLONG_MAX (scenario_write.h), and a decision whose seed it
+	** cannot hold could not be dumped ([worker] decision_inputs_dir) */
+	return (gb_hash64(request_id) ^ (uint64_t)now ^
+		(++w->seq_counter << 32)) &
+	       (uint64_t)INT64_MAX;
 }
 
 void wk_txn_init(struct wk_txn *t, struct wk_worker *w, struct arena *a,

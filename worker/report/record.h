@@ -7,7 +7,8 @@
 ** (model/decide.h) into the kind's detail object and finishes it into the
 ** record (decrec.h: digest, stage cuts, size bound). The worker and
 ** `explain` both call these, so the same inputs give the same record,
-** digest included, and one renderer (why_render.h) prints either.
+** digest included, and one renderer (render.h) prints either: the record
+** holds everything the text shows.
 */
 #ifndef GB_RECORD_H
 #define GB_RECORD_H

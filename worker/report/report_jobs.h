@@ -1,18 +1,17 @@
 /*
-** report_jobs.h — how a job-brokerage decision is shown: the JSON of
-** `explain --json` (also the worker's decision record) and the readable
-** table of `explain` with the PanDA-style "Job brokerage summary".
+** report_jobs.h — a job-brokerage decision as JSON: the detail of the
+** worker's decision record (record.h), which `explain --json` prints and
+** render.h turns into text.
 **
-** The renderers read the decision (candidates with their reasons, stages,
+** The builders read the decision (candidates with their reasons, stages,
 ** outcome), the plan (best queues, each job's queue and status) and the
 ** request's job IDs; they never look anything up in the grid, so the worker
-** can render a decision with only what it already holds.
+** records a decision with only what it already holds.
 */
 #ifndef GB_REPORT_JOBS_H
 #define GB_REPORT_JOBS_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include <jansson.h>
 
@@ -24,9 +23,12 @@
 ** The decision as JSON:
 **   {"taskID", "nucleus", "gshare", "decision": "assigned"|"pending",
 **    "retryAfter" (only when pending), "note" (string or null),
+**    "nJobs", "nQueues" (the request's jobs, the candidate queues),
 **    "best": [queue names, best first],
 **    "assignments": [{"queue", "weight", "status": "assigned"|"activated",
-**                     "jobIDs": [...]}]  (per best queue and job status),
+**                     "count", "jobIDs": [...]}]  (per best queue and job
+**                     status; count is the number of jobIDs, which the
+**                     record's size bound may cut),
 **    "unassigned": [jobIDs no queue took],
 **    "candidates": [{"name", "weight" (number or null), "stage" (the stage
 **                    that dropped it, or null), "reasons": [{"rule", "code",
@@ -48,10 +50,10 @@ json_t *rpj_decision_json(const struct gm_request *r,
 
 /*
 ** The plan part of a job decision, shared with the analysis record
-** (report_analysis.h): sets "best" (queue names, best first),
-** "assignments" ([{"queue", "weight", "status", "jobIDs"}] per best queue
-** and job status, activated first) and "unassigned" (job IDs without a
-** queue) in `root`. `d` has one candidate per queue of `queues`. Returns
+** (report_analysis.h): sets "nJobs" (r->njobs), "nQueues" (d->ncands),
+** "best" (queue names, best first), "assignments" ([{"queue", "weight",
+** "status", "count", "jobIDs"}] per best queue and job status, activated
+** first) and "unassigned" (job IDs without a queue) in `root`. `d` has one candidate per queue of `queues`. Returns
 ** 0, GB_EINVAL (inconsistent arguments) or GB_ENOMEM.
 */
 int rpj_plan_json(json_t *root, const struct gm_request *r,
@@ -69,19 +71,5 @@ json_t *rpj_detail_json(const struct gm_request *r,
 			const struct jb_queue *queues, size_t nqueues,
 			const struct dec_decision *d, const struct jb_plan *plan,
 			const struct jb_params *p, const struct jb_env *env);
-
-/*
-** The decision as a table: the best queues first (rank, weight, weight
-** breakdown), then the dropped queues grouped under the stage that dropped
-** them, in stage order; then "===== Job brokerage summary =====" with one
-** dec_stage_format() line per stage, the assignments per queue (status,
-** number of jobs, the first job IDs), the unassigned count and the
-** decision line. Arguments as rpj_decision_json; prints nothing when they
-** are inconsistent.
-*/
-void rpj_print_decision(FILE *out, const struct gm_request *r,
-			const struct jb_queue *queues, size_t nqueues,
-			const struct dec_decision *d,
-			const struct jb_plan *plan);
 
 #endif

@@ -87,32 +87,25 @@ static long long add_rule(struct sm_table *t, json_t *o, const char *count_key)
 	return n;
 }
 
-/* A pilot decision (decrec.h): one stage per filter that cut, with the
-** filter's rule; its "cut" is the whole stage, so it is counted as is. */
-static long long pilot_stages(struct sm_table *t, json_t *stages)
-{
-	long long found = 0;
-	size_t i;
-	json_t *st;
-	json_array_foreach(stages, i, st)
-	{
-		json_t *cut = json_object_get(st, "cut");
-		if (json_is_object(cut))
-			found += add_rule(t, cut, "count");
-	}
-	return found;
-}
-
-/* A truncated record's rejected candidates, aggregated per (stage, rule,
-** code) with their count. */
-static long long aggregated(struct sm_table *t, json_t *arr)
+/*
+** Every element of `arr` (or its member `member`) counted by its "count":
+**   a pilot decision's "stages" with member "cut" (decrec.h): one stage
+**     per filter that cut, with the filter's rule; its "cut" is the whole
+**     stage, so it is counted as is;
+**   a truncated record's "rejected" with member NULL: the dropped
+**     candidates aggregated per (stage, rule, code) with their count.
+*/
+static long long counted(struct sm_table *t, json_t *arr, const char *member)
 {
 	long long found = 0;
 	size_t i;
 	json_t *e;
 	json_array_foreach(arr, i, e)
-		if (json_is_object(e))
-			found += add_rule(t, e, "count");
+	{
+		json_t *o = member ? json_object_get(e, member) : e;
+		if (json_is_object(o))
+			found += add_rule(t, o, "count");
+	}
 	return found;
 }
 
@@ -125,7 +118,7 @@ static long long walk(struct sm_table *t, json_t *v, int in_reasons,
 			** nesting from recursing without bound */
 		return 0;
 	if (json_is_object(v) && json_is_object(json_object_get(v, "rejectedBy")))
-		return pilot_stages(t, json_object_get(v, "stages"));
+		return counted(t, json_object_get(v, "stages"), "cut");
 	if (json_is_object(v)) {
 		if (in_reasons)
 			found += add_rule(t, v, NULL);
@@ -135,7 +128,7 @@ static long long walk(struct sm_table *t, json_t *v, int in_reasons,
 		{
 			if (strcmp(key, "rejected") == 0 &&
 			    json_is_array(val)) {
-				found += aggregated(t, val);
+				found += counted(t, val, NULL);
 				continue;
 			}
 			if (strcmp(key, "rejected") == 0 &&

@@ -1,6 +1,6 @@
 /*
 ** test_scenario.c — scenario and grid files, RFC 3339 times, and the
-** rendering of decisions (JSON and table).
+** rendering of decisions (JSON, and the record's text).
 **
 ** Runs with the repository root as working directory (ctest sets it), so the
 ** example files are read from etc/. Every file in etc/scenarios/ must parse,
@@ -24,6 +24,9 @@
 #include "params.h"
 #include "rng.h"
 #include "explain/scenario.h"
+#include "model/decide.h"
+#include "report/record.h"
+#include "report/render.h"
 #include "report/report.h"
 #include "taskbroker.h"
 #include "base/timefmt.h"
@@ -946,15 +949,26 @@ static void test_decision_json_shape(void **state)
 	assert_null(rpt_decision_json(NULL));
 }
 
-static char *print_to_string(const struct dec_decision *d, const char *title)
+/* The decision's record (rec_task) as `explain` prints it for task 1. */
+static char *print_to_string(const struct dec_decision *d)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	assert_non_null(f);
-	rpt_print_decision(f, d, title);
-	fclose(f);
-	return buf;
+	const struct md_task m = {.dec = *d};
+	char *rec = rec_task(&m);
+	assert_non_null(rec);
+	json_t *j = json_loads(rec, 0, NULL);
+	assert_non_null(j);
+	free(rec);
+	const struct rn_head h = {
+		.kind = "task",
+		.subject = "1",
+		.outcome = dec_outcome_name(d->outcome),
+		.chosen = d->outcome == DEC_ASSIGNED ? d->cands[d->chosen].name
+						     : NULL,
+	};
+	char *s = rn_render(&h, j);
+	assert_non_null(s);
+	json_decref(j);
+	return s;
 }
 
 static void test_print_decision(void **state)
@@ -963,40 +977,42 @@ static void test_print_decision(void **state)
 	struct dec_candidate c[3];
 	struct dec_decision d;
 	hand_decision(&d, c, 1);
-	char *s = print_to_string(&d, "task 1 (MC), 3 nuclei");
+	char *s = print_to_string(&d);
 	static const char *const want[] = {
-		"== task 1 (MC), 3 nuclei ==\n",
-		"* A ",
+		"task 1: assigned, chosen A, digest ",
+		"task brokerage over 3 nuclei\n",
+		"*   A ",
 		"0.5 ",
 		"TB-11  weight",
 		"tapeWeight 1 x (free+expired)/total 0.25 / max(50,RW) 50\n",
-		"  B ",
+		"    B ",
 		"TB-01  status",
 		"status OFFLINE is not ACTIVE\n",
 		"local input 4.7% of 6400 GB <= INPUT_SIZE_FRACTION 10%\n",
 		"(+2 more reasons)\n",
-		"===== Task brokerage summary =====\n",
-		"    3 ->   2 candidates,  33% cut : status\n",
-		"    2 ->   1 candidates,  50% cut : locality\n",
+		"stages:\n",
+		"    3 ->   2 candidates,  33% cut : status [TB-01 status x1]\n",
+		"    2 ->   1 candidates,  50% cut : locality [TB-07 input_size "
+		"x1]\n",
 		"note: hand-made\n",
 		"decision: assigned to A (weight 0.5)\n",
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (strstr(s, want[i]) == NULL)
 			fail_msg("missing '%s' in:\n%s", want[i], s);
-	/* the summary comes after the table, the decision last */
-	assert_true(strstr(s, "=====") > strstr(s, "status OFFLINE"));
+	/* the stage lines come before the table, the decision last */
+	assert_true(strstr(s, "stages:") < strstr(s, "status OFFLINE"));
 	const char *last = "decision: assigned to A (weight 0.5)\n";
 	assert_string_equal(s + strlen(s) - strlen(last), last);
 	free(s);
 
 	hand_decision(&d, c, 0);
-	s = print_to_string(&d, NULL);
+	s = print_to_string(&d);
 	assert_non_null(strstr(s, "decision: pending, retry after 1800 s\n"));
 	assert_non_null(strstr(s, "A_DATADISK: free+expired-expOut x RW = "
 				  "95000 GB <= DISK_THRESHOLD 102400 GB (RW "
 				  "300)"));
-	assert_true(strncmp(s, "== ", 3) != 0); /* no title line */
+	assert_true(strncmp(s, "task 1: pending, chosen -, ", 27) == 0);
 	free(s);
 }
 

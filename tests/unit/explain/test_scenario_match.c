@@ -26,6 +26,8 @@
 #include "base/arena.h"
 #include "gb_error.h"
 #include "rng.h"
+#include "explain/explain.h"
+#include "explain/explain_print.h"
 #include "explain/scenario.h"
 #include "explain/scenario_match.h"
 #include "taskqueue.h"
@@ -491,8 +493,9 @@ static void check_rows(const struct scen_expect *x, const struct scm_result *r)
 	assert_string_equal(tq_result_code(&r->match), x->code);
 }
 
-/* The JSON and the table say what the result says. */
-static void check_renderings(const struct scm_scenario *sc,
+/* The JSON and explain's text (the pilot's record, then every task
+** queue) say what the result says. */
+static void check_renderings(const char *file, const struct scm_scenario *sc,
 			     const struct scm_result *r)
 {
 	json_t *j = scm_result_json(sc, r);
@@ -521,21 +524,41 @@ static void check_renderings(const struct scm_scenario *sc,
 			    r->outcome);
 	json_decref(j);
 
+	char path[256], err[512] = "";
+	snprintf(path, sizeof(path), "etc/scenarios/%s", file);
+	json_t *root = scn_read_file(path, err, sizeof(err));
+	assert_non_null(root);
+	struct arena a;
+	arena_init(&a, ARENA_CAP);
+	struct ex_result x;
+	assert_int_equal(ex_run(root, &a, &x, err, sizeof(err)), GB_OK);
+	assert_int_equal(x.out.match.job_id, r->job_id);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	scm_print(f, sc, r);
+	assert_int_equal(exp_print(f, &x), GB_OK);
 	fclose(f);
-	assert_non_null(strstr(buf, "===== Pilot match summary =====\n"));
+	assert_non_null(strstr(buf, "\n===== offline only (not in the record): "
+				    "every task queue =====\n"));
 	char line[512];
-	snprintf(line, sizeof(line), "result: %s (%s)\n", r->outcome,
-		 tq_result_code(&r->match));
+	snprintf(line, sizeof(line), "\nTQ-10 %s: %s\n",
+		 tq_result_code(&r->match), r->outcome);
 	assert_non_null(strstr(buf, line));
 	for (size_t i = 0; i < r->nrows; i++)
 		if (r->rows[i].detail)
 			assert_non_null(strstr(buf, r->rows[i].detail));
+	if (r->chosen >= 0)
+		snprintf(line, sizeof(line), "\ndecision: matched job %lld from "
+					     "task queue %lld: ",
+			 r->job_id, r->rows[r->chosen].tq->tq_id);
+	else
+		snprintf(line, sizeof(line), "\ndecision: nomatch, no job for "
+					     "this pilot\n");
+	assert_non_null(strstr(buf, line));
 	free(buf);
+	arena_free(&a);
+	json_decref(root);
 }
 
 static void run_file(const char *file, struct arena *a,
@@ -577,7 +600,7 @@ static void test_tq07_examples(void **state)
 			assert_int_equal(r.rows[r.chosen].tq->tq_id, tq);
 			assert_int_equal(r.rows[r.chosen].verdict, TQ_V_CHOSEN);
 		}
-		check_renderings(&sc, &r);
+		check_renderings(examples[i].file, &sc, &r);
 		/* the same seed gives the same job */
 		assert_int_equal(scm_run(&sc, &a, &again), GB_OK);
 		assert_int_equal(again.job_id, r.job_id);
@@ -611,6 +634,10 @@ static void test_tq08_described_jobs(void **state)
 						 r.job_priority);
 			}
 		assert_true(found);
+		/* the pick names the TQ's owner as the scenario wrote it
+		** (the decision path's names are the index's, gone with it) */
+		assert_string_equal(r.m.owner, t->def.owner);
+		assert_string_equal(r.m.owner_group, t->def.owner_group);
 		arena_free(&a);
 	}
 }

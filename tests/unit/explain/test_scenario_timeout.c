@@ -15,6 +15,8 @@
 
 #include "base/arena.h"
 #include "gb_error.h"
+#include "explain/explain.h"
+#include "explain/explain_print.h"
 #include "explain/scenario.h"
 #include "explain/scenario_analysis.h"
 #include "explain/scenario_jobs.h"
@@ -148,19 +150,35 @@ static void test_rules_file(void **state)
 	assert_true(json_is_null(json_object_get(rb, "nQueueLimit")));
 	json_decref(j);
 
+	/* explain's text: a record per job a rule fires for, then the
+	** offline part (the others' next checks, TO-13) */
+	struct ex_result x;
+	char err[512] = "";
+	assert_int_equal(ex_run(root, &a, &x, err, sizeof(err)), GB_OK);
+	assert_int_equal(x.nrecords, 11);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	sct_print_result(f, &sc, &r);
+	assert_int_equal(exp_print(f, &x), GB_OK);
 	fclose(f);
-	assert_non_null(strstr(buf, "TO-06  reassign  waiting at a queue with "
+	assert_non_null(strstr(buf, "timeout 6000000601: reassign, chosen -, "));
+	assert_non_null(strstr(buf, "\nrule: TO-06: waiting at a queue with "
 				    "no recent start for 18000 s (5 h) > "
-				    "limit 14400 s (4 h)"));
-	assert_non_null(strstr(buf, "exempt (TO-12: disableReassign)"));
-	assert_non_null(strstr(buf, "TO-13 triggered, rebroker 300 jobs"));
-	assert_non_null(strstr(buf, "summary: 11 of 25 jobs timed out, 2 "
-				    "exempt"));
+				    "limit 14400 s (4 h)\ndecision: "
+				    "reassign\n"));
+	const char *off = strstr(buf, "\n===== offline only (not in the "
+				      "records): ");
+	assert_non_null(off);
+	assert_true(strstr(off, "exempt (TO-12: disableReassign)") > off);
+	assert_true(strstr(off, "6000000903   running      HPC_QUEUE        "
+				"next check 2024-05-14T11:30:01Z (in 10801 "
+				"s)\n") > off);
+	assert_true(strstr(off, "TO-13 triggered, rebroker 300 jobs") > off);
+	assert_true(strstr(off, "summary: 11 of 25 jobs timed out, 2 "
+				"exempt") > off);
+	/* a job a rule fires for is the record's, not the offline part's */
+	assert_null(strstr(off, "6000000601"));
 	free(buf);
 	json_decref(root);
 	arena_free(&a);
