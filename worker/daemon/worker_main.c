@@ -193,7 +193,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			wk_pending_scan(&app->w);
 			app->next_pending = t + app->cfg.pending_scan_interval;
 		}
-		wk_tq_tick(&app->w);
+		wk_tick(&app->w);
 		if (t >= app->next_timeout) {
 			/* A full batch means more are due: go on next tick. */
 			app->next_timeout = wk_timeout_scan(&app->w)

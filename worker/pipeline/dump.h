@@ -18,23 +18,24 @@
 
 #include <jansson.h>
 
-#include "pipeline/pipeline_internal.h"
+#include "pipeline/pipeline.h"
+
+/* A decision's inputs as a scenario, written after the commit. */
+struct wk_dump {
+	const char *kind;
+	long long decision_id;
+	const char *text;
+};
 
 /* 1 when this worker dumps decisions (cheap: test before building). */
 int wk_dumping(const struct wk_worker *w);
 
-/*
-** Inside the transaction: keep `scenario` (consumed; NULL is logged as a
-** scenario that could not be written, e.g. out of memory) to be written
-** as <kind>-<decision_id>.json after the commit. Nothing when not
-** dumping.
-*/
-void wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
-		 json_t *scenario);
+/* wk_txn_dump (pipeline_internal.h) keeps a scenario with the
+** transaction; the runner writes it after the commit. */
 
-/* After the commit: write what wk_txn_dump kept (the runner calls it). A
-** file that cannot be written is logged and skipped: a dump never fails
-** a decision. */
-void wk_dump_flush(struct wk_txn *t);
+/* Write one kept dump as <dir>/<kind>-<decision id>.json (the runner,
+** after the commit). A file that cannot be written is logged and
+** skipped: a dump never fails a decision. */
+void wk_dump_write(const char *dir, const struct wk_dump *d);
 
 #endif

@@ -8,8 +8,8 @@
 ** queue's delivery limit: a few hundred bounces in a three-second restart
 ** and valid requests end up dead-lettered. So the worker keeps them
 ** instead: a copy of each delivery (body and the properties the handlers
-** read) is parked unacknowledged, and replayed through wk_on_delivery
-** when the database answers again. The broker's prefetch bounds how many
+** read) is parked unacknowledged, and the runner replays it (wk_unpark)
+** when the database answers again. This file only keeps the copies. The broker's prefetch bounds how many
 ** can arrive unacknowledged, so the park needs no other limit; if the
 ** outage lasts, the main loop closes the AMQP connection (the broker then
 ** requeues them, one count each) and the park is dropped.
@@ -18,8 +18,7 @@
 #include <string.h>
 
 #include "gb_error.h"
-#include "base/log.h"
-#include "pipeline/pipeline_internal.h"
+#include "pipeline/park.h"
 
 struct wk_parked {
 	struct amq_delivery d; /* its strings and body point into `mem` */
@@ -41,15 +40,13 @@ static size_t slen(const char *s)
 	return s ? strlen(s) + 1 : 0;
 }
 
-void wk_park(struct wk_worker *w, const struct amq_delivery *d)
+int wk_park_put(struct wk_worker *w, const struct amq_delivery *d)
 {
 	if (w->nparked == w->cap_parked) {
 		size_t cap = w->cap_parked ? w->cap_parked * 2 : 16;
 		struct wk_parked *np = realloc(w->parked, cap * sizeof(*np));
-		if (np == NULL) {
-			amq_nack(w->amq, d->gen, d->tag, 1);
-			return;
-		}
+		if (np == NULL)
+			return GB_ENOMEM;
 		w->parked = np;
 		w->cap_parked = cap;
 	}
@@ -59,10 +56,8 @@ void wk_park(struct wk_worker *w, const struct amq_delivery *d)
 		      slen(p->content_type) + slen(p->correlation_id) +
 		      slen(p->reply_to) + slen(p->expiration) + 1;
 	char *mem = malloc(need);
-	if (mem == NULL) {
-		amq_nack(w->amq, d->gen, d->tag, 1);
-		return;
-	}
+	if (mem == NULL)
+		return GB_ENOMEM;
 	struct wk_parked *k = &w->parked[w->nparked];
 	memset(k, 0, sizeof(*k));
 	k->mem = mem;
@@ -82,53 +77,34 @@ void wk_park(struct wk_worker *w, const struct amq_delivery *d)
 	k->d.props.headers = NULL; /* no handler reads request headers */
 	w->nparked++;
 	w->n_parked++;
-	wk_mx_outcome(w, MX_O_PARKED);
-	if (w->nparked == 1)
-		log_warn("database unavailable: holding requests until it is "
-			 "back (first: %s)",
-			 p->message_id ? p->message_id : "?");
+	return GB_OK;
 }
 
-void wk_requeue(struct wk_worker *w, const struct amq_delivery *d)
+struct wk_parked *wk_park_take(struct wk_worker *w, size_t *n)
 {
-	wk_mx_outcome(w, MX_O_ERROR); /* wk_park makes it "parked" */
-	if (w->db == NULL || w->db_down)
-		wk_park(w, d);
-	else
-		amq_nack(w->amq, d->gen, d->tag, 1);
-}
-
-size_t wk_unpark(struct wk_worker *w)
-{
-	if (w->nparked == 0 || w->amq == NULL)
-		return 0;
-	/* Take the list: a replay may park again (the database went away
-	** once more), which must not append to the list being walked. */
 	struct wk_parked *list = w->parked;
-	size_t n = w->nparked;
+	*n = w->nparked;
 	w->parked = NULL;
 	w->nparked = w->cap_parked = 0;
-	uint64_t gen = amq_generation(w->amq);
-	size_t replayed = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (list[i].d.gen == gen) {
-			wk_on_delivery(w, &list[i].d);
-			replayed++;
-		}
+	return list;
+}
+
+const struct amq_delivery *wk_parked_delivery(const struct wk_parked *list,
+					      size_t i)
+{
+	return &list[i].d;
+}
+
+void wk_park_release(struct wk_parked *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
 		free(list[i].mem);
-	}
 	free(list);
-	if (replayed)
-		log_info("database back: replayed %zu held request(s)",
-			 replayed);
-	return replayed;
 }
 
 void wk_park_drop(struct wk_worker *w)
 {
-	for (size_t i = 0; i < w->nparked; i++)
-		free(w->parked[i].mem);
-	free(w->parked);
-	w->parked = NULL;
-	w->nparked = w->cap_parked = 0;
+	size_t n = 0;
+	struct wk_parked *list = wk_park_take(w, &n);
+	wk_park_release(list, n);
 }

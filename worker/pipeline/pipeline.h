@@ -90,11 +90,13 @@ void wk_park_drop(struct wk_worker *w);
 void wk_on_idle(void *ud);
 
 /*
-** Periodic DIRAC work, every tick: refresh the task queue index and, on
-** the worker holding the leader lease, recompute priorities (PR-08), sample
-** the running-job history (PR-04) and delete empty task queues.
+** Every tick of the loop: each route's tick hook — the DIRAC side
+** refreshes its task queue index and, on the worker holding the leader
+** lease, recomputes priorities (PR-08), samples the running-job history
+** (PR-04) and deletes empty task queues; pilot.match sends the replies
+** the broker could not take before.
 */
-void wk_tq_tick(struct wk_worker *w);
+void wk_tick(struct wk_worker *w);
 
 /* Periodic work: each route's retry hook (due pending tasks and job
 ** requests); publish leftover outbox rows. */

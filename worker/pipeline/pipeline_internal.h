@@ -27,6 +27,7 @@
 #include "decision.h"
 #include "model/decide.h"
 #include "model/tqindex.h"
+#include "pipeline/dump.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/tqsync.h"
 #include "priority.h"
@@ -50,12 +51,6 @@ struct wk_note {
 	char *msg;
 };
 
-/* A decision's inputs as a scenario, written after the commit (dump.h). */
-struct wk_dump {
-	const char *kind;
-	long long decision_id;
-	const char *text;
-};
 
 struct wk_txn {
 	struct wk_worker *w;
@@ -102,6 +97,15 @@ int wk_txn_event(struct wk_txn *t, const char *event, long long decision_id,
 int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 		    const char *event, const char *request_id,
 		    const msgpack_sbuffer *sb);
+
+/*
+** Inside the body: keep `scenario` (consumed; NULL is logged as inputs
+** that could not be written, e.g. out of memory), the inputs of decision
+** `decision_id`, to be written as <kind>-<decision_id>.json after the
+** commit (dump.h). Nothing when the worker does not dump decisions.
+*/
+void wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
+		 json_t *scenario);
 
 /* Room for one more element n of an arena array of *cap elements of
 ** `size` bytes (copied when it grows). 0 or GB_ETOOBIG. */
@@ -153,11 +157,12 @@ struct wk_route {
 	int republish;
 	/* Optional hooks: set up and free the route's state (wk_init,
 	** wk_free), run when the AMQP pump is idle, and retry pending work
-	** (wk_pending_scan). */
+	** (wk_pending_scan), and run every tick of the loop (wk_tick). */
 	int (*init)(struct wk_worker *w);
 	void (*fini)(struct wk_worker *w);
 	void (*idle)(struct wk_worker *w);
 	void (*retry)(struct wk_worker *w);
+	void (*tick)(struct wk_worker *w); /* every tick of the loop */
 };
 
 /* Each route file exports its row; routes.c lists them in the table the
@@ -314,10 +319,6 @@ int wk_tq_fresh(struct wk_worker *w, int force);
 ** 30 s (grid load changes it). */
 int wk_tq_config(struct wk_worker *w);
 
-/* route_match.c: publish the held pilot.match replies that the broker now
-** accepts and ack their requests; drop those of an earlier connection. */
-void wk_tq_replies_retry(struct wk_worker *w);
-void wk_tq_replies_free(struct wk_tq *t);
 
 /* job.status carries both systems' updates (route_status.c decodes and
 ** picks): the DIRAC body (route_tq.c) and the PanDA one (route_panda.c),

@@ -128,6 +128,7 @@ static void reset_batch(struct wk_tq *t)
 }
 
 static void flush(struct wk_worker *w);
+static void replies_retry(struct wk_worker *w);
 
 static int decode(const void *body, size_t len, struct arena *a, void *req,
 		  struct cod_error *err)
@@ -206,7 +207,7 @@ static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
 /* The idle hook: the broker has nothing more waiting, so decide now. */
 static void idle(struct wk_worker *w)
 {
-	wk_tq_replies_retry(w);
+	replies_retry(w);
 	if (w->tq && w->tq->nreq)
 		flush(w);
 }
@@ -287,7 +288,7 @@ static int hold_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
 	return GB_OK;
 }
 
-void wk_tq_replies_retry(struct wk_worker *w)
+static void replies_retry(struct wk_worker *w)
 {
 	struct wk_tq *t = w->tq;
 	if (t == NULL || t->nrw == 0 || w->amq == NULL)
@@ -316,7 +317,7 @@ void wk_tq_replies_retry(struct wk_worker *w)
 /*
 ** Answer one pilot. Returns 1 when its request can be acked with the
 ** batch (reply published, or none wanted), 0 when the reply is held for
-** later (wk_tq_replies_retry acks the request then), or a negative error
+** later (replies_retry acks the request then), or a negative error
 ** when the request must be handed back.
 **
 ** Why hold rather than hand back: the broker refuses publishes for a
@@ -795,4 +796,5 @@ const struct wk_route wk_route_match = {
 	.init = match_init,
 	.fini = match_fini,
 	.idle = idle,
+	.tick = replies_retry,
 };

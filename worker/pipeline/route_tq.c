@@ -3,7 +3,7 @@
 ** the worker's task queue index and configuration (struct wk_tq), job.submit
 ** (jobs into task queues, TQ-01..03), the DIRAC form of job.status (what
 ** the jobs do: the running-job history the share corrector reads, PR-04),
-** and the periodic work of wk_tq_tick: keep the task queue index fresh on
+** and the periodic work of its tick hook: keep the task queue index fresh on
 ** every worker and,
 ** on the one worker holding the leader lease in MariaDB, recompute the
 ** priorities (PR-01..07) periodically and when task queues appear or empty
@@ -76,17 +76,6 @@ static int refuse_submit(const struct wk_txn *t, const void *req, int rc,
 	return 1;
 }
 
-const struct wk_route wk_route_submit = {
-	.key = "job.submit",
-	/* the index and configuration both DIRAC routes and the tick use */
-	.init = wk_tq_init,
-	.fini = wk_tq_free,
-	.size = sizeof(struct cdt_submit),
-	.decode = decode_submit,
-	.prepare = prepare_submit,
-	.decide = decide_submit,
-	.refuse = refuse_submit,
-};
 
 /* ---- job.status (DIRAC) --------------------------------------------------- */
 
@@ -285,9 +274,8 @@ static void leader_work(struct wk_worker *w, double mono, long long now)
 		wk_db_failed(w, rc, "priority recomputation");
 }
 
-void wk_tq_tick(struct wk_worker *w)
+static void tick(struct wk_worker *w)
 {
-	wk_tq_replies_retry(w);
 	struct wk_tq *t = w->tq;
 	if (t == NULL || w->db == NULL || w->db_down)
 		return;
@@ -321,3 +309,16 @@ void wk_tq_tick(struct wk_worker *w)
 	if (t->leader)
 		leader_work(w, mono, now);
 }
+
+const struct wk_route wk_route_submit = {
+	.key = "job.submit",
+	/* the index and configuration both DIRAC routes and the tick use */
+	.init = wk_tq_init,
+	.fini = wk_tq_free,
+	.tick = tick,
+	.size = sizeof(struct cdt_submit),
+	.decode = decode_submit,
+	.prepare = prepare_submit,
+	.decide = decide_submit,
+	.refuse = refuse_submit,
+};

@@ -23,6 +23,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "pipeline/dump.h"
+#include "pipeline/park.h"
 #include "pipeline/pipeline_internal.h"
 #include "store/store_summary.h"
 
@@ -350,6 +351,40 @@ int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
 	return GB_OK;
 }
 
+void wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
+		 json_t *scenario)
+{
+	if (!wk_dumping(t->w)) {
+		json_decref(scenario);
+		return;
+	}
+	if (scenario == NULL) {
+		log_warn("decision %lld (%s): its inputs could not be written "
+			 "as a scenario", decision_id, kind);
+		return;
+	}
+	/* Bit for bit: a double written with 17 significant digits reads
+	** back to the same double. */
+	char *text = json_dumps(scenario, JSON_INDENT(1) | JSON_SORT_KEYS |
+						  JSON_REAL_PRECISION(17));
+	json_decref(scenario);
+	struct wk_dump *d = NULL;
+	if (text != NULL && wk_txn_grow(t->a, (void **)&t->dumps, t->ndumps,
+					&t->capdumps,
+					sizeof(*t->dumps)) == GB_OK) {
+		d = &t->dumps[t->ndumps];
+		d->kind = arena_strdup(t->a, kind);
+		d->text = arena_strdup(t->a, text);
+		d->decision_id = decision_id;
+	}
+	if (d != NULL && d->kind != NULL && d->text != NULL)
+		t->ndumps++;
+	else
+		log_warn("decision %lld (%s): no memory to keep its inputs",
+			 decision_id, kind);
+	free(text);
+}
+
 int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 		    const char *event, const char *request_id,
 		    const msgpack_sbuffer *sb)
@@ -486,7 +521,8 @@ int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
 	}
 	if (rc != GB_OK)
 		return rc;
-	wk_dump_flush(t);
+	for (size_t i = 0; i < t->ndumps; i++)
+		wk_dump_write(w->cfg->decision_inputs_dir, &t->dumps[i]);
 	for (size_t i = 0; i < t->nnotes; i++) {
 		const struct wk_note *n = &t->notes[i];
 		if (n->decided)
@@ -537,6 +573,53 @@ int wk_refuse_inconsistent(const struct wk_txn *t, const void *req, int rc,
 	*field = "task";
 	snprintf(problem, n, "rejected by the engine as inconsistent");
 	return 1;
+}
+
+/* ---- held deliveries ---------------------------------------------------- */
+
+void wk_park(struct wk_worker *w, const struct amq_delivery *d)
+{
+	if (wk_park_put(w, d) != GB_OK) {
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+	wk_mx_outcome(w, MX_O_PARKED);
+	if (w->nparked == 1)
+		log_warn("database unavailable: holding requests until it is "
+			 "back (first: %s)",
+			 d->props.message_id ? d->props.message_id : "?");
+}
+
+void wk_requeue(struct wk_worker *w, const struct amq_delivery *d)
+{
+	wk_mx_outcome(w, MX_O_ERROR); /* wk_park makes it "parked" */
+	if (w->db == NULL || w->db_down)
+		wk_park(w, d);
+	else
+		amq_nack(w->amq, d->gen, d->tag, 1);
+}
+
+size_t wk_unpark(struct wk_worker *w)
+{
+	if (w->nparked == 0 || w->amq == NULL)
+		return 0;
+	size_t n = 0, replayed = 0;
+	struct wk_parked *list = wk_park_take(w, &n);
+	uint64_t gen = amq_generation(w->amq);
+	for (size_t i = 0; i < n; i++) {
+		const struct amq_delivery *d = wk_parked_delivery(list, i);
+		/* Deliveries of an earlier connection went back to the queue
+		** when it closed. */
+		if (d->gen == gen) {
+			wk_on_delivery(w, d);
+			replayed++;
+		}
+	}
+	wk_park_release(list, n);
+	if (replayed)
+		log_info("database back: replayed %zu held request(s)",
+			 replayed);
+	return replayed;
 }
 
 /* ---- one request ------------------------------------------------------- */
@@ -757,6 +840,13 @@ void wk_pending_scan(struct wk_worker *w)
 		if (w->routes[i]->retry)
 			w->routes[i]->retry(w);
 	}
+}
+
+void wk_tick(struct wk_worker *w)
+{
+	for (size_t i = 0; w->routes[i]; i++)
+		if (w->routes[i]->tick)
+			w->routes[i]->tick(w);
 }
 
 void wk_on_idle(void *ud)
