@@ -333,7 +333,7 @@ struct pr_grp {
 	int sharing;  /* JOB_SHARING */
 	size_t users; /* U: owners with waiting jobs */
 	size_t ntq;   /* TQs with waiting jobs */
-	double psum;  /* their UserPriority sum */
+	double psum;  /* the sum of their average UserPriorities */
 	double corr;  /* between-groups correction */
 };
 
@@ -477,10 +477,14 @@ static void build_runs(const struct pr_config *cfg, const struct pr_tq *tqs,
 		if (t->njobs > 0) {
 			if (o->ntq == 0)
 				g->users++;
+			/* PR-03 weighs each TQ by its jobs' average
+			** UserPriority (DIRAC's SUM/COUNT per TQ), so a TQ's
+			** share does not grow with its job count. */
+			double avg = t->prio_sum / (double)t->njobs;
 			o->ntq++;
-			o->psum += t->prio_sum;
+			o->psum += avg;
 			g->ntq++;
-			g->psum += t->prio_sum;
+			g->psum += avg;
 		}
 	}
 }
@@ -606,7 +610,8 @@ static void set_priorities(const struct pr_work *w, struct pr_tq *tqs,
 			t->priority = 0;
 			continue;
 		}
-		t->j = psum > 0 ? t->prio_sum / psum : 1.0 / (double)ntq;
+		t->j = psum > 0 ? t->prio_sum / (double)t->njobs / psum
+				: 1.0 / (double)ntq;
 		t->priority = fmax(eshare * t->j, PR_MIN_PRIORITY);
 	}
 }

@@ -14,11 +14,15 @@
 **                   U = owners of the group with waiting jobs, times the
 **                   owner's correction from that group's instance  PR-02
 **   TQ priority   = entity share x J,
-**                   J = the TQ's sum of job UserPriorities / the sum over
-**                   the entity's TQs                               PR-03
-** so the TQ priorities of one entity add up to the entity's share. (The
-** seed's literal "P x J with P = 1/N" would divide by N twice and make a
-** group's weight depend on how many TQs it has.) TQs without waiting jobs
+**                   J = the TQ's average job UserPriority / the sum of
+**                   those averages over the entity's TQs           PR-03
+** so the TQ priorities of one entity add up to the entity's share and, with
+** equal UserPriorities, each of N TQs gets 1/N of it whatever its job count
+** (DIRAC's code: SUM(RealPriority)/COUNT per TQ; a sum over jobs, as the
+** seed's text reads, would starve a small TQ next to a large one of the
+** same entity). (The seed's literal "P x J with P = 1/N" would divide by N
+** twice and make a group's weight depend on how many TQs it has.) TQs
+** without waiting jobs
 ** get priority 0 and count for nothing (not in N, not in U). When an
 ** entity's priority sum is 0 (all UserPriorities 0), J = 1/N. A computed
 ** priority below PR_MIN_PRIORITY is raised to it, so no TQ starves

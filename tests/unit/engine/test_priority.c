@@ -167,7 +167,8 @@ static void test_pr02_per_user_split(void **state)
 		assert_near(t[i].priority, 1000.0 / 6, EPS);
 }
 
-/* PR-03: J = the TQ's UserPriority sum / the entity's; 1/N when all 0. */
+/* PR-03: J = the TQ's average UserPriority / the sum of the entity's TQs'
+** averages (DIRAC's SUM/COUNT per TQ); 1/N when all 0. */
 static void test_pr03_j_factor(void **state)
 {
 	(void)state;
@@ -193,14 +194,30 @@ static void test_pr03_j_factor(void **state)
 		}
 	}
 
-	/* PR-03: in a JOB_SHARING group the sums run over the whole group. */
-	struct pr_tq s[] = {
-		tq_of(1, "alice", "lhcb_prod", 30, 30),
-		tq_of(2, "bob", "lhcb_prod", 10, 10),
+	/* PR-01, PR-03 with unequal task queues: in a JOB_SHARING group the
+	** averages are summed over the whole group, and a TQ's share does not
+	** grow with its job count: the seed's 1/N whatever the sizes. */
+	static const struct {
+		long long njobs[2];
+		double psum[2], priority[2];
+	} sharing[] = {
+		{{30, 10}, {30, 10}, {500, 500}},
+		{{4999, 1}, {4999, 1}, {500, 500}},
+		/* averages 3 and 1: 3/4 and 1/4, whatever the job counts */
+		{{10, 2}, {30, 2}, {750, 250}},
+		{{1, 1000}, {3, 1000}, {750, 250}},
 	};
-	recompute(&cfg, NULL, 0, s, N(s), NULL, 0);
-	assert_near(s[0].priority, 750, EPS);
-	assert_near(s[1].priority, 250, EPS);
+	for (size_t c = 0; c < N(sharing); c++) {
+		struct pr_tq s[] = {
+			tq_of(1, "alice", "lhcb_prod", sharing[c].njobs[0],
+			      sharing[c].psum[0]),
+			tq_of(2, "bob", "lhcb_prod", sharing[c].njobs[1],
+			      sharing[c].psum[1]),
+		};
+		recompute(&cfg, NULL, 0, s, N(s), NULL, 0);
+		assert_near(s[0].priority, sharing[c].priority[0], EPS);
+		assert_near(s[1].priority, sharing[c].priority[1], EPS);
+	}
 }
 
 /* PR-02, PR-03: TQs without waiting jobs get 0 and count for nothing. */
@@ -230,8 +247,9 @@ static void test_pr03_empty_tqs_not_counted(void **state)
 	assert_near(t[2].entity_share, 0, 0);
 	assert_near(t[2].group_share, 1000, EPS);
 	assert_near(t[2].user_corr, 1, 0);
-	assert_near(t[3].priority, 250, EPS);
-	assert_near(t[4].priority, 250, EPS);
+	/* carol: averages 2/2 = 1 and 2/1 = 2 of her 500: 1/3 and 2/3 */
+	assert_near(t[3].priority, 500.0 / 3, EPS);
+	assert_near(t[4].priority, 1000.0 / 3, EPS);
 	/* JOB_SHARING: N = 2. */
 	assert_near(t[5].priority, 500, EPS);
 	assert_near(t[6].priority, 0, 0);
@@ -719,7 +737,8 @@ static void test_pr07_instances_in_turn(void **state)
 **   alice 0.8 x 0.5/(50/75) + 0.2 x 1 = 0.8 x 0.75 + 0.2 = 0.8
 **   bob   0.8 x 0.5/(25/75) + 0.2 x 1 = 0.8 x 1.5 + 0.2 = 1.4
 ** Priorities:
-**   prod  1000 x 44/75 = 586.67, J 30/40 and 10/40 -> 440, 146.67
+**   prod  1000 x 44/75 = 586.67, J 1/2 and 1/2 (30 and 10 jobs, each of
+**         UserPriority 1: the averages are equal) -> 293.33 each
 **   user  1000 x 1.44 / U=2 = 720; alice x 0.8 = 576;
 **         bob x 1.4 = 1008 over J 0.5, 0.5 -> 504, 504; empty TQs 0
 **   sgm   500 x 2.6 = 1300, one user, one TQ -> 1300
@@ -762,11 +781,11 @@ static void test_pr04_end_to_end(void **state)
 			priority;
 	} want[] = {
 		{1000, 1.44, 1.4, 1008, 0.5, 504},
-		{1000, 44.0 / 75, 1, 1000 * 44.0 / 75, 0.75, 440},
+		{1000, 44.0 / 75, 1, 1000 * 44.0 / 75, 0.5, 880.0 / 3},
 		{500, 2.6, 1, 1300, 1, 1300},
 		{1000, 1.44, 1, 0, 0, 0},
 		{1000, 1.44, 0.8, 576, 1, 576},
-		{1000, 44.0 / 75, 1, 1000 * 44.0 / 75, 0.25, 440.0 / 3},
+		{1000, 44.0 / 75, 1, 1000 * 44.0 / 75, 0.5, 880.0 / 3},
 		{1000, 1.44, 1.4, 1008, 0, 0},
 		{1000, 1.44, 1.4, 1008, 0.5, 504},
 		{500, 1, 1, 0, 0, 0},

@@ -6,8 +6,9 @@
 **
 ** Runs with the repository root as working directory (ctest sets it). The
 ** expectations below are worked out by hand from the rules and written as
-** the arithmetic they come from (5000.0 * 7 / 23 is alice's share times
-** her TQ's UserPriority sum over hers, PR-02/PR-03), never copied from the
+** the arithmetic they come from (5000.0 * 7 / 46 is alice's share times
+** her TQ's average UserPriority, 7/3, over the sum of her TQs' averages,
+** 46/3: PR-02/PR-03), never copied from the
 ** program's output; each file's "description" says the same in words. The
 ** job a lottery picks is recomputed here from the seed with the rules'
 ** own procedure (TQ-07: one uniform draw over the entrants' cumulative
@@ -277,41 +278,43 @@ struct scen_expect {
 
 /*
 ** match-assign: no history, so every correction is 1. lhcb_user's 10000
-** over its 2 users (PR-02), alice's 5000 over her UserPriority sums
-** (PR-03): TQs 4..10 have 1 each, 11 has 3 + 3 + 1, 12 four jobs of 1,
-** 13 one of 5; 23 in all.
+** over its 2 users (PR-02), alice's 5000 over her TQs' average
+** UserPriorities (PR-03): TQs 4..10 average 1 each, 11 (3 + 3 + 1) / 3,
+** 12 four jobs of 1: 1, 13 one of 5; 46/3 in all (x 3: 46).
 */
 static const struct tq_expect assign_tqs[] = {
 	{1, "owner_group", 300, 1, 1},   /* lhcb_mc JOB_SHARING, one TQ */
 	{2, "owner_group", 40000, 1, 1}, /* lhcb_data */
 	{3, "owner_dn", 5000, 1, 1},     /* bob's half */
-	{4, "setup", 5000.0 / 23, 1, 1},
-	{5, "cpu_time", 5000.0 / 23, 1, 1},
-	{6, "pilot_type", 5000.0 / 23, 1, 1},
-	{7, "site", 5000.0 / 23, 1, 1},
-	{8, "banned_site", 5000.0 / 23, 1, 1},
-	{9, "grid_ce", 5000.0 / 23, 1, 1},
-	{10, "platform", 5000.0 / 23, 1, 1},
-	{11, V_ENTRANT, 5000.0 * 7 / 23, 1, 1},
-	{12, V_ENTRANT, 5000.0 * 4 / 23, 1, 1},
-	{13, V_LOWER, 5000.0 * 5 / 23, 1, 1},
+	{4, "setup", 5000.0 * 3 / 46, 1, 1},
+	{5, "cpu_time", 5000.0 * 3 / 46, 1, 1},
+	{6, "pilot_type", 5000.0 * 3 / 46, 1, 1},
+	{7, "site", 5000.0 * 3 / 46, 1, 1},
+	{8, "banned_site", 5000.0 * 3 / 46, 1, 1},
+	{9, "grid_ce", 5000.0 * 3 / 46, 1, 1},
+	{10, "platform", 5000.0 * 3 / 46, 1, 1},
+	{11, V_ENTRANT, 5000.0 * 7 / 46, 1, 1},
+	{12, V_ENTRANT, 5000.0 * 3 / 46, 1, 1},
+	{13, V_LOWER, 5000.0 * 15 / 46, 1, 1},
 };
 
 /*
-** match-nomatch: corrections disabled. lhcb_mc 300 over sums 100, 50, 50;
-** lhcb_data 40000 over 30 and 10; lhcb_user 10000 / 3 users: alice's TQs
-** 4 and 6 (4 and 4), bob's 5 and 8 (3 and 1), carol's 10.
+** match-nomatch: corrections disabled. Every job of lhcb_mc's and
+** lhcb_data's TQs has UserPriority 1, so lhcb_mc's 300 and lhcb_data's
+** 40000 are split evenly over their TQs whatever their job counts
+** (100, 50, 50 and 30, 10); lhcb_user 10000 / 3 users: alice's TQs 4 and
+** 6 (averages 2 and 1), bob's 5 and 8 (3 and 1), carol's 10.
 */
 static const struct tq_expect nomatch_tqs[] = {
-	{1, "cpu_time", 300.0 * 100 / 200, 1, 1},
-	{2, "cpu_time", 300.0 * 50 / 200, 1, 1},
-	{3, "cpu_time", 40000.0 * 30 / 40, 1, 1},
-	{4, "pilot_type", 10000.0 / 3 / 2, 1, 1},
+	{1, "cpu_time", 300.0 / 3, 1, 1},
+	{2, "cpu_time", 300.0 / 3, 1, 1},
+	{3, "cpu_time", 40000.0 / 2, 1, 1},
+	{4, "pilot_type", 10000.0 / 3 * 2 / 3, 1, 1},
 	{5, "site", 10000.0 / 3 * 3 / 4, 1, 1},
-	{6, "site", 10000.0 / 3 / 2, 1, 1},
-	{7, "banned_site", 40000.0 * 10 / 40, 1, 1},
+	{6, "site", 10000.0 / 3 / 3, 1, 1},
+	{7, "banned_site", 40000.0 / 2, 1, 1},
 	{8, "grid_ce", 10000.0 / 3 / 4, 1, 1},
-	{9, "platform", 300.0 * 50 / 200, 1, 1},
+	{9, "platform", 300.0 / 3, 1, 1},
 	{10, "setup", 10000.0 / 3, 1, 1},
 };
 
@@ -334,6 +337,8 @@ static const struct tq_expect empty_tqs[] = {
 **   lhcb_user: week 0.25/0.1 -> 2,   hour absent -> 5        C = 2.6
 ** inside lhcb_user (hour slice without history, left out):
 **   alice 0.5/0.9 = 5/9, bob 0.5/0.1 -> 2.
+** PR-03: lhcb_data's TQs 2 and 3 average UserPriority 1 each (1/2 each of
+** the group's share), bob's TQs 5 and 6 average 2 and 3 (2/5 and 3/5).
 */
 #define C_MC 0.5
 #define C_DATA (0.8 * 5 / 3 + 0.2 * 1)
@@ -342,11 +347,11 @@ static const struct tq_expect empty_tqs[] = {
 #define C_BOB 2.0
 static const struct tq_expect corr_tqs[] = {
 	{1, V_ENTRANT, 1000 * C_MC, C_MC, 1},
-	{2, V_ENTRANT, 2000 * C_DATA * 300 / 400, C_DATA, 1},
-	{3, V_ENTRANT, 2000 * C_DATA * 100 / 400, C_DATA, 1},
+	{2, V_ENTRANT, 2000 * C_DATA / 2, C_DATA, 1},
+	{3, V_ENTRANT, 2000 * C_DATA / 2, C_DATA, 1},
 	{4, V_ENTRANT, 1000 * C_USER / 2 * C_ALICE, C_USER, C_ALICE},
-	{5, V_ENTRANT, 1000 * C_USER / 2 * C_BOB * 6 / 12, C_USER, C_BOB},
-	{6, V_ENTRANT, 1000 * C_USER / 2 * C_BOB * 6 / 12, C_USER, C_BOB},
+	{5, V_ENTRANT, 1000 * C_USER / 2 * C_BOB * 2 / 5, C_USER, C_BOB},
+	{6, V_ENTRANT, 1000 * C_USER / 2 * C_BOB * 3 / 5, C_USER, C_BOB},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
