@@ -804,6 +804,23 @@ static void test_prio(void **state)
 	assert_int_equal(st_begin(db), GB_OK);
 	assert_int_equal(st_tq_prio_save(db, t, 1, d, T0), GB_ESTATE);
 	assert_int_equal(st_rollback(db), GB_OK);
+
+	/* PR-08: task queues emptied by matching mark the priorities dirty,
+	** in the matching transaction, counted once per task queue. */
+	long long d2, x;
+	assert_int_equal(st_tq_mark_dirty(db, 2), GB_ESTATE);
+	assert_int_equal(st_begin(db), GB_OK);
+	assert_int_equal(st_tq_mark_dirty(db, 0), GB_OK);
+	assert_int_equal(st_tq_mark_dirty(db, 2), GB_OK);
+	assert_int_equal(st_commit(db), GB_OK);
+	assert_int_equal(st_tq_prio_state(db, &d2, &x, &x, &x), GB_OK);
+	assert_int_equal(d2, d + 2);
+	/* rolled back with the matching: nothing */
+	assert_int_equal(st_begin(db), GB_OK);
+	assert_int_equal(st_tq_mark_dirty(db, 5), GB_OK);
+	assert_int_equal(st_rollback(db), GB_OK);
+	assert_int_equal(st_tq_prio_state(db, &d2, &x, &x, &x), GB_OK);
+	assert_int_equal(d2, d + 2);
 	arena_free(&a);
 }
 

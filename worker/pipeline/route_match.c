@@ -571,6 +571,25 @@ static int batch_event(struct wk_txn *x, const char *event, int matched)
 	return rc;
 }
 
+/* Task queues that the batch's claims left without a waiting job in this
+** worker's index, each counted once. */
+static size_t emptied(const struct wk_tq *t)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->nreq; i++) {
+		const struct wk_match_req *r = &t->req[i];
+		if (r->state != WK_MR_MATCHED ||
+		    tqi_tq_njobs(t->idx, r->tq_id) != 0)
+			continue;
+		size_t k = 0;
+		while (k < i && !(t->req[k].state == WK_MR_MATCHED &&
+				  t->req[k].tq_id == r->tq_id))
+			k++;
+		n += k == i;
+	}
+	return n;
+}
+
 /*
 ** The batch's transaction body: pick, claim (re-picking for lost claims),
 ** record, queue the events. A rollback undoes the index changes (undo).
@@ -634,6 +653,11 @@ static int batch_body(struct wk_txn *x, void *arg)
 	}
 	if (rc == GB_OK)
 		rc = batch_event(x, "pilot.nomatch", 0);
+	/* PR-08: a task queue this batch emptied changes the priorities of
+	** its entity; the leader recomputes at once rather than at its next
+	** period. Last, as st_tq_mark_dirty asks. */
+	if (rc == GB_OK)
+		rc = st_tq_mark_dirty(w->db, emptied(t));
 	return rc;
 }
 

@@ -224,8 +224,19 @@ int st_tq_lease(struct st_db *db, const char *owner, long long now,
 int st_tq_lease_release(struct st_db *db, const char *owner);
 
 /*
+** Inside the caller's transaction, as its last statement (it then holds
+** the tq_state row and waits for no other lock, the order st_tq_submit
+** keeps): `n` task queues changed in a way their priorities must follow
+** (PR-08: the matching emptied them), so the leader recomputes at once.
+** n 0 does nothing. Returns 0, GB_ESTATE outside a transaction, or a
+** database error.
+*/
+int st_tq_mark_dirty(struct st_db *db, size_t n);
+
+/*
 ** Priority bookkeeping: *dirty counts TQ creations and deletions (bumped by
-** st_tq_submit and st_tq_cleanup), *computed_dirty the value the last
+** st_tq_submit and st_tq_cleanup) and the task queues matching emptied
+** (st_tq_mark_dirty), *computed_dirty the value the last
 ** recomputation saw, *computed_at its time, *version the priorities'
 ** version (bumped by every save).
 */

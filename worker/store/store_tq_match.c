@@ -514,6 +514,14 @@ static int bump_dirty(struct st_db *db, size_t created)
 	return st_exec(db, STQ_SID(STQ_DIRTY_BUMP), SQL_DIRTY_BUMP, &a, &s);
 }
 
+int st_tq_mark_dirty(struct st_db *db, size_t n)
+{
+	if (db == NULL)
+		return GB_EINVAL;
+	int rc = st_need_txn(db, 1, "st_tq_mark_dirty");
+	return rc != GB_OK || n == 0 ? rc : bump_dirty(db, n);
+}
+
 /* A duplicate key on a job row names the job. */
 static int job_dup(struct st_db *db, int rc)
 {
