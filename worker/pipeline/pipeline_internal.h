@@ -107,11 +107,6 @@ int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 void wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
 		 json_t *scenario);
 
-/* Room for one more element n of an arena array of *cap elements of
-** `size` bytes (copied when it grows). 0 or GB_ETOOBIG. */
-int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
-		size_t size);
-
 /* Inside the body: log this at `level` (LOG_LVL_*) after the commit, with
 ** up to two journal fields ("GB_JOB_ID=42"; NULL for none);
 ** wk_txn_decided also counts a decision (`mx`: MX_O_ASSIGNED, MX_O_PENDING
@@ -192,37 +187,13 @@ int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
 			uint64_t gen, const uint64_t *tags, size_t n);
 
-/* Copy `d` to the DLX with "x-gridbroker-error: field: problem"; the
-** original is acked once the copy is confirmed. */
-void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
-		    const char *field, const char *problem);
-
 /* Count and log a database failure; marks the database down on
 ** GB_EDBGONE so the loop stops consuming until it is back. */
 void wk_db_failed(struct wk_worker *w, int rc, const char *what);
 
-/*
-** Hold `d` unacknowledged (a copy, park.c) until the database is back,
-** when wk_unpark replays it. Falls back to a requeueing nack when the
-** copy cannot be made. Why not nack at once: a quorum queue counts every
-** requeue against the delivery limit, and a request bounced between
-** workers through a short database restart would be dead-lettered,
-** though nothing is wrong with it.
-*/
-void wk_park(struct wk_worker *w, const struct amq_delivery *d);
-
-/* After a failed attempt at `d`: park it when the database is down (see
-** wk_park), else nack it with requeue (a transient error of one request). */
-void wk_requeue(struct wk_worker *w, const struct amq_delivery *d);
-
 /* A 63-bit seed for one decision: request id, time and a per-worker
 ** counter, so two decisions never share a stream. */
 uint64_t wk_seed(struct wk_worker *w, const char *request_id, long long now);
-
-/* Count a decision and log it (what wk_txn_decided does after the
-** commit). */
-void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
-		enum mx_outcome mx, const char *msg);
 
 /* MX_O_ASSIGNED or MX_O_PENDING, as the decision's outcome says. */
 enum mx_outcome wk_mx_of(enum dec_outcome outcome);
@@ -308,12 +279,9 @@ struct wk_tq {
 	size_t nrw, caprw;
 };
 
-/* route_tq.c: the state of struct wk_tq (the pilot.match row's init and
-** fini hooks), and what both DIRAC routes read. */
-int wk_tq_init(struct wk_worker *w);
-void wk_tq_free(struct wk_worker *w);
-/* Refresh the index when it is older than index_refresh_ms (or never
-** loaded); 0 when the index is usable. */
+/* route_tq.c, what both DIRAC routes read: refresh the index when it is
+** older than index_refresh_ms (or never loaded); 0 when the index is
+** usable. */
 int wk_tq_fresh(struct wk_worker *w, int force);
 /* The groups/segments configuration, reloaded from MariaDB at most every
 ** 30 s (grid load changes it). */

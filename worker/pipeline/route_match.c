@@ -77,6 +77,17 @@ static void rw_free(struct wk_reply_wait *x)
 	free(x->body);
 }
 
+static void reset_batch(struct wk_tq *t)
+{
+	for (size_t i = 0; i < t->nreq; i++) {
+		json_decref(t->req[i].dump);
+		t->req[i].dump = NULL;
+	}
+	t->nreq = 0;
+	arena_free(&t->batch_arena);
+	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
+}
+
 /* The batch of struct wk_tq (the index is route_tq.c's, set up first). */
 static int match_init(struct wk_worker *w)
 {
@@ -96,6 +107,7 @@ static void match_fini(struct wk_worker *w)
 	struct wk_tq *t = w->tq;
 	if (t == NULL)
 		return;
+	reset_batch(t); /* the dumps a batch may still hold */
 	for (size_t i = 0; i < t->nrw; i++)
 		rw_free(&t->rw[i]);
 	free(t->rw);
@@ -114,17 +126,6 @@ static void match_fini(struct wk_worker *w)
 static char *keep(struct wk_tq *t, const char *s)
 {
 	return s ? arena_strdup(&t->batch_arena, s) : NULL;
-}
-
-static void reset_batch(struct wk_tq *t)
-{
-	for (size_t i = 0; i < t->nreq; i++) {
-		json_decref(t->req[i].dump);
-		t->req[i].dump = NULL;
-	}
-	t->nreq = 0;
-	arena_free(&t->batch_arena);
-	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
 }
 
 static void flush(struct wk_worker *w);

@@ -100,7 +100,7 @@ int wk_status_dirac(struct wk_txn *t, const struct cdt_status *s)
 
 /* ---- the index and the configuration ------------------------------------ */
 
-int wk_tq_init(struct wk_worker *w)
+static int tq_init(struct wk_worker *w)
 {
 	struct wk_tq *t = calloc(1, sizeof(*t));
 	if (t == NULL)
@@ -115,7 +115,7 @@ int wk_tq_init(struct wk_worker *w)
 	return GB_OK;
 }
 
-void wk_tq_free(struct wk_worker *w)
+static void tq_free(struct wk_worker *w)
 {
 	struct wk_tq *t = w->tq;
 	if (t == NULL)
@@ -313,8 +313,8 @@ static void tick(struct wk_worker *w)
 const struct wk_route wk_route_submit = {
 	.key = "job.submit",
 	/* the index and configuration both DIRAC routes and the tick use */
-	.init = wk_tq_init,
-	.fini = wk_tq_free,
+	.init = tq_init,
+	.fini = tq_free,
 	.tick = tick,
 	.size = sizeof(struct cdt_submit),
 	.decode = decode_submit,

@@ -271,7 +271,7 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome)
 ** confirmed. If even that publish fails, reject without requeue so the
 ** queue's own dead-lettering keeps the message (without our header).
 */
-void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
+static void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 		    const char *field, const char *problem)
 {
 	char hdr[400];
@@ -335,7 +335,7 @@ void wk_txn_init(struct wk_txn *t, struct wk_worker *w, struct arena *a,
 
 /* Room for one more element of an arena array (the arena never frees, so
 ** growing copies; these arrays stay small: a request's events and lines). */
-int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
+static int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
 		size_t size)
 {
 	if (n < *cap)
@@ -474,8 +474,10 @@ enum mx_outcome wk_mx_of(enum dec_outcome outcome)
 	return outcome == DEC_ASSIGNED ? MX_O_ASSIGNED : MX_O_PENDING;
 }
 
-void wk_decided(struct wk_worker *w, const char *request_id, long long task_id,
-		enum mx_outcome mx, const char *msg)
+/* Count a decision and log it (what wk_txn_decided asks for, after the
+** commit). */
+static void wk_decided(struct wk_worker *w, const char *request_id,
+		       long long task_id, enum mx_outcome mx, const char *msg)
 {
 	w->n_decided++;
 	wk_mx_outcome(w, mx);
@@ -577,7 +579,15 @@ int wk_refuse_inconsistent(const struct wk_txn *t, const void *req, int rc,
 
 /* ---- held deliveries ---------------------------------------------------- */
 
-void wk_park(struct wk_worker *w, const struct amq_delivery *d)
+/*
+** Hold `d` unacknowledged (a copy, park.c) until the database is back,
+** when wk_unpark replays it. Falls back to a requeueing nack when the
+** copy cannot be made. Why not nack at once: a quorum queue counts every
+** requeue against the delivery limit, and a request bounced between
+** workers through a short database restart would be dead-lettered,
+** though nothing is wrong with it.
+*/
+static void wk_park(struct wk_worker *w, const struct amq_delivery *d)
 {
 	if (wk_park_put(w, d) != GB_OK) {
 		amq_nack(w->amq, d->gen, d->tag, 1);
@@ -590,7 +600,9 @@ void wk_park(struct wk_worker *w, const struct amq_delivery *d)
 			 d->props.message_id ? d->props.message_id : "?");
 }
 
-void wk_requeue(struct wk_worker *w, const struct amq_delivery *d)
+/* After a failed attempt at `d`: park it when the database is down (see
+** wk_park), else nack it with requeue (a transient error of one request). */
+static void wk_requeue(struct wk_worker *w, const struct amq_delivery *d)
 {
 	wk_mx_outcome(w, MX_O_ERROR); /* wk_park makes it "parked" */
 	if (w->db == NULL || w->db_down)
