@@ -463,7 +463,7 @@ static const struct gcase cases[] = {
  "system: duplicate key"},
 {T_STATUS, "bad-dirac-unknown-status", "dstatus", "{'status': 'finished'}",
 
- "status: unknown value 'finished'; expected waiting, matched, running, stalled, completing, done, failed or killed"},
+ "status: unknown value 'finished'; expected waiting, matched, running, stalled, completing, done, failed, killed or deleted"},
 {T_STATUS, "bad-dirac-wrong-type-status", "dstatus", "{'status': 2}",
  "status: expected string, got integer"},
 {T_STATUS, "bad-dirac-missing-time", "dstatus", "{'time': '@@delete'}",
@@ -510,6 +510,7 @@ static const struct gcase cases[] = {
  "body: jobMetrics[0][0][0][0][0][0][0]: nesting deeper than 8"},
 {T_STATUS, "ok-panda-started", "pstatus", "{'status': 'started'}", "ok"},
 {T_STATUS, "ok-dirac-system-dirac", "dstatus", "{'system': 'dirac'}", "ok"},
+{T_STATUS, "ok-dirac-deleted", "dstatus", "{'status': 'deleted'}", "ok"},
 {T_STATUS, "ok-dirac-system-nil", "dstatus", "{'system': null}", "ok"},
 {T_STATUS, "ok-panda-extra-fields", "pstatus",
  "{'jobMetrics': 'coreCount=8', 'pilotID': 'p-1'}", "ok"},

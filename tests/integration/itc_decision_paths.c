@@ -751,7 +751,7 @@ static void store_priorities(const struct scm_scenario *s,
 			     const struct pr_config *pc, struct arena *a)
 {
 	struct tqi_index *x = tqi_new();
-	struct wk_tqs_state sync = {0, 0};
+	struct wk_tqs_state sync = {0};
 	assert_non_null(x);
 	ok_store(wk_tqs_load(db, x, &sync, NULL), "wk_tqs_load");
 	size_t n = tqi_ntqs(x);
@@ -804,7 +804,7 @@ static void worker_match(const char *file, json_t *root,
 
 	/* A worker's index, loaded after the leader saved. */
 	struct tqi_index *x = tqi_new();
-	struct wk_tqs_state sync = {0, 0};
+	struct wk_tqs_state sync = {0};
 	assert_non_null(x);
 	ok_store(wk_tqs_load(db, x, &sync, NULL), "wk_tqs_load");
 	struct cdt_pilot sent, p;

@@ -25,6 +25,7 @@
 
 #include "base/arena.h"
 #include "codec/codec_tq.h"
+#include "pipeline/tqsync.h"
 #include "priority.h"
 #include "store/store.h"
 #include "store/store_internal.h" /* ST_STRBUF: the long-value path */
@@ -51,6 +52,7 @@ static void cleanup(void)
 {
 	static const char *tables[] = {
 		"pilot_matches",	   "tq_jobs",	      "tq_requirements",
+		"tq_removed",
 		"task_queues",		   "wms_jobs",	      "wms_history",
 		"tq_corrector_slices", "tq_corrector_instances", "tq_groups",
 		"tq_cpu_segments",	   "tq_settings",
@@ -574,14 +576,33 @@ static const char *match_str(const struct cdt_match *m, char *buf,
 	return buf;
 }
 
+/* st_tq_removals_scan callback: keep up to 16 rows. */
+struct rm_seen {
+	struct st_tq_rmrow r[16];
+	size_t n;
+};
+
+static int rm_collect(void *ud, const struct st_tq_rmrow *r)
+{
+	struct rm_seen *s = ud;
+	if (s->n < 16)
+		s->r[s->n] = *r;
+	s->n++;
+	return GB_OK;
+}
+
 static void test_record_and_log(void **state)
 {
 	(void)state;
 	struct arena a;
 	arena_init(&a, ARENA_CAP);
-	long long before = -1;
-	assert_int_equal(st_tq_last_match_id(db, &before), GB_OK);
+	long long before = raw_ll("SELECT COALESCE(MAX(id), ?) FROM "
+				  "pilot_matches",
+				  0);
 	long long tq = tq_of_job(101);
+	long long rm0 = raw_ll("SELECT rm_next_seq FROM task_queues WHERE "
+			       "tq_id = ?",
+			       tq);
 	long long jid[2] = {101, 102};
 	int got[2];
 	assert_int_equal(st_begin(db), GB_OK);
@@ -606,6 +627,13 @@ static void test_record_and_log(void **state)
 	rec[1].m.code = "no_tq_matched";
 	rec[1].m.reason = "no task queue matched: 4 considered";
 	assert_int_equal(st_tq_record(db, rec, 3, T0 + 5), GB_OK);
+	/* The removal log numbers the two claims in job id order, from the
+	** TQ's rm_next_seq, whatever order they are given in. */
+	struct st_tq_removal rm[2] = {{tq, 102, 0}, {tq, 101, 0}};
+	assert_int_equal(st_tq_log_removals(db, rm, 2, "matched", T0 + 5),
+			 GB_OK);
+	assert_int_equal(rm[1].seq, rm0);
+	assert_int_equal(rm[0].seq, rm0 + 1);
 	assert_int_equal(st_commit(db), GB_OK);
 	assert_true(rec[0].m.decision_id > before);
 	assert_true(rec[1].m.decision_id > before);
@@ -649,23 +677,41 @@ static void test_record_and_log(void **state)
 	assert_int_equal(st_tq_match_detail(db, "itc_pm_2", &a, &json), GB_OK);
 	assert_null(json);
 
-	/* The claim log: the two matched jobs, in id order. */
-	long long j[8], t[8], last = 0;
-	size_t n = 0;
-	assert_int_equal(st_tq_claimed_since(db, before, 8, j, t, &n, &last),
+	/* The removal log: the two claimed jobs, in seq order, and the TQ's
+	** rm_next_seq past them. */
+	struct rm_seen seen = {0};
+	assert_int_equal(st_tq_removals_scan(db, tq, rm0, rm_collect, &seen),
 			 GB_OK);
-	assert_int_equal(n, 2);
-	assert_int_equal(j[0], 101);
-	assert_int_equal(j[1], 102);
-	assert_int_equal(t[0], tq);
-	assert_int_equal(last, rec[2].m.decision_id);
-	assert_int_equal(st_tq_claimed_since(db, last, 8, j, t, &n, &last),
+	assert_int_equal(seen.n, 2);
+	assert_int_equal(seen.r[0].job_id, 101);
+	assert_int_equal(seen.r[1].job_id, 102);
+	assert_int_equal(seen.r[0].seq, rm0);
+	assert_int_equal(seen.r[1].seq, rm0 + 1);
+	assert_int_equal(raw_ll("SELECT rm_next_seq FROM task_queues WHERE "
+				"tq_id = ?",
+				tq),
+			 rm0 + 2);
+	assert_int_equal(raw_ll("SELECT COUNT(*) FROM tq_removed WHERE "
+				"cause = 'matched' AND tq_id = ?",
+				tq),
+			 rm0 + 2);
+	seen.n = 0;
+	assert_int_equal(st_tq_removals_scan(db, tq, rm0 + 2, rm_collect,
+					     &seen),
 			 GB_OK);
-	assert_int_equal(n, 0);
-	assert_int_equal(last, rec[2].m.decision_id);
-	long long top = 0;
-	assert_int_equal(st_tq_last_match_id(db, &top), GB_OK);
-	assert_int_equal(top, rec[2].m.decision_id);
+	assert_int_equal(seen.n, 0);
+	/* Misuse: outside a transaction, a job twice, a bad cause. */
+	assert_int_equal(st_tq_log_removals(db, rm, 2, "matched", T0),
+			 GB_ESTATE);
+	struct st_tq_removal twice[2] = {{tq, 101, 0}, {tq, 101, 0}};
+	assert_int_equal(st_begin(db), GB_OK);
+	assert_int_equal(st_tq_log_removals(db, twice, 2, "matched", T0),
+			 GB_EINVAL);
+	assert_int_equal(st_tq_log_removals(db, rm, 2, "", T0), GB_EINVAL);
+	assert_int_equal(st_tq_log_removals(db, rm, 2, "a-cause-too-long!",
+					    T0),
+			 GB_EINVAL);
+	assert_int_equal(st_rollback(db), GB_OK);
 
 	/* A request recorded before: GB_EDUP, nothing of the call kept. */
 	rec[1].m.request_id = "itc_pm_4";
@@ -688,8 +734,10 @@ static int status(long long job, enum cdt_job_status s, long long t,
 {
 	struct cdt_status st = {job, s, t, site};
 	int applied = -1;
+	assert_int_equal(st_begin(db), GB_OK);
 	int rc = st_tq_job_status(db, &st, T0, found, &applied);
 	assert_int_equal(rc, GB_OK);
+	assert_int_equal(st_commit(db), GB_OK);
 	return applied;
 }
 
@@ -699,7 +747,13 @@ static void test_job_status(void **state)
 	struct arena a;
 	arena_init(&a, ARENA_CAP);
 	/* Job 103 is waiting: a higher rank applies, a lower one does not,
-	** the same rank only when not older, nothing leaves a final rank. */
+	** the same rank only when not older, nothing leaves a final rank.
+	** The first update takes it out of its task queue (TQ-09). */
+	long long tq103 = tq_of_job(103);
+	assert_true(tq103 > 0);
+	long long rm0 = raw_ll("SELECT rm_next_seq FROM task_queues WHERE "
+			       "tq_id = ?",
+			       tq103);
 	static const struct {
 		long long job;
 		enum cdt_job_status s;
@@ -723,6 +777,25 @@ static void test_job_status(void **state)
 		assert_int_equal(applied, steps[i].applied);
 		assert_int_equal(found, steps[i].found);
 	}
+	assert_int_equal(raw_ll("SELECT COUNT(*) FROM tq_jobs WHERE job_id "
+				"= ?",
+				103),
+			 0);
+	struct rm_seen seen = {0};
+	assert_int_equal(st_tq_removals_scan(db, tq103, rm0, rm_collect,
+					     &seen),
+			 GB_OK);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.r[0].job_id, 103);
+	assert_int_equal(seen.r[0].seq, rm0);
+	char cause[32];
+	raw_q(cause, sizeof(cause),
+	      "SELECT cause FROM tq_removed WHERE job_id = ?", "l", 103LL);
+	assert_string_equal(cause, "running");
+	/* It changes a job's queue: only inside a transaction. */
+	struct cdt_status late = {103, CDT_ST_KILLED, 2500, NULL};
+	int f = -1, ap = -1;
+	assert_int_equal(st_tq_job_status(db, &late, T0, &f, &ap), GB_ESTATE);
 	struct st_tq_jobinfo ji;
 	assert_int_equal(st_tq_job_get(db, 103, &a, &ji), GB_OK);
 	assert_string_equal(ji.status, "done");
@@ -732,6 +805,113 @@ static void test_job_status(void **state)
 	assert_int_equal(ji.matched_at, 0);
 	assert_null(ji.pilot_id);
 	assert_int_equal(st_tq_job_get(db, 999999, &a, &ji), GB_ENOTFOUND);
+	arena_free(&a);
+}
+
+/* ---- the index follows every removal (TQ-09, issue 17 points 2 and 3) ---- */
+
+/* Claim job `id` of TQ `tq` and log it, in d's open transaction. */
+static void claim_logged(struct st_db *d, long long tq, long long id)
+{
+	int got = 0;
+	assert_int_equal(st_tq_claim(d, &id, 1, &got), GB_OK);
+	assert_int_equal(got, 1);
+	struct st_tq_removal r = {tq, id, 0};
+	assert_int_equal(st_tq_log_removals(d, &r, 1, "matched", T0), GB_OK);
+	assert_true(r.seq >= 0);
+}
+
+static void test_index_follows_removals(void **state)
+{
+	(void)state;
+	struct arena a;
+	arena_init(&a, ARENA_CAP);
+	/* TQ A: jobs 7001..7003; TQ B (another CPU segment): 7004, 7005.
+	** Both keep a job, so the cleanup test below finds only its own
+	** empty TQ. */
+	struct cdt_job jobs[5];
+	for (int i = 0; i < 3; i++)
+		jobs[i] = mkjob(7001 + i, DN_B, 40000, 2, NULL, 0, NULL, 0);
+	jobs[3] = mkjob(7004, DN_B, 200000, 2, NULL, 0, NULL, 0);
+	jobs[4] = mkjob(7005, DN_B, 200000, 2, NULL, 0, NULL, 0);
+	for (int i = 0; i < 5; i++)
+		jobs[i].owner_group = "itc_rm"; /* TQs of this test alone */
+	struct st_tq_submitted out;
+	assert_int_equal(submit(db, jobs, 5, "itc_rm_order", &a, &out), GB_OK);
+	long long ta = out.tq_of[0], tb = out.tq_of[3];
+	assert_true(ta != tb);
+
+	struct tqi_index *x = tqi_new(), *behind = tqi_new();
+	struct wk_tqs_state sx = {0}, sb = {0};
+	struct wk_tqs_stats st;
+	assert_int_equal(wk_tqs_load(db, x, &sx, NULL), GB_OK);
+	assert_int_equal(wk_tqs_load(db, behind, &sb, NULL), GB_OK);
+	assert_int_equal(tqi_tq_njobs(x, ta), 3);
+	assert_int_equal(tqi_tq_njobs(x, tb), 2);
+
+	/* A claim that commits after a later one: connection d2 claims 7001
+	** first and holds its transaction open; db claims 7004 and commits.
+	** (pilot_matches ids would order them 7001 < 7004, and a reader
+	** that saw 7004's id would never look back.) */
+	char err[512] = "";
+	struct st_db *d2 = NULL;
+	if (st_open(&cfg, &d2, err, sizeof(err)) != GB_OK)
+		fail_msg("st_open: %s", err);
+	assert_int_equal(st_begin(d2), GB_OK);
+	claim_logged(d2, ta, 7001);
+	assert_int_equal(st_begin(db), GB_OK);
+	claim_logged(db, tb, 7004);
+	assert_int_equal(st_commit(db), GB_OK);
+	assert_int_equal(wk_tqs_refresh(db, x, &sx, &st), GB_OK);
+	assert_int_equal(st.jobs_removed, 1);
+	assert_int_equal(tqi_tq_njobs(x, tb), 1);
+	assert_int_equal(tqi_tq_njobs(x, ta), 3); /* not committed yet */
+	assert_int_equal(st_commit(d2), GB_OK);
+	st_close(d2);
+	assert_int_equal(wk_tqs_refresh(db, x, &sx, &st), GB_OK);
+	assert_int_equal(st.jobs_removed, 1);
+	assert_int_equal(tqi_tq_njobs(x, ta), 2);
+
+	/* A waiting job killed: out of tq_jobs with its status, out of the
+	** index at the next refresh. */
+	struct cdt_status kill = {7002, CDT_ST_KILLED, T0 + 1, NULL};
+	int found = 0, applied = 0;
+	assert_int_equal(st_begin(db), GB_OK);
+	assert_int_equal(st_tq_job_status(db, &kill, T0, &found, &applied),
+			 GB_OK);
+	assert_int_equal(st_commit(db), GB_OK);
+	assert_int_equal(applied, 1);
+	assert_int_equal(raw_ll("SELECT COUNT(*) FROM tq_jobs WHERE job_id "
+				"= ?",
+				7002),
+			 0);
+	assert_int_equal(wk_tqs_refresh(db, x, &sx, &st), GB_OK);
+	assert_int_equal(st.jobs_removed, 1);
+	assert_int_equal(tqi_tq_njobs(x, ta), 1);
+	/* A claim of the killed job finds nothing to take. */
+	long long k = 7002;
+	int got = 1;
+	assert_int_equal(st_begin(db), GB_OK);
+	assert_int_equal(st_tq_claim(db, &k, 1, &got), GB_OK);
+	assert_int_equal(st_rollback(db), GB_OK);
+	assert_int_equal(got, 0);
+
+	/* A worker further behind than the log is kept: its TQs are
+	** reloaded, and it ends where the others are. */
+	size_t pruned = 0;
+	assert_int_equal(st_tq_removals_prune(db, T0 + 1, 100000, &pruned),
+			 GB_OK);
+	assert_true(pruned >= 3);
+	assert_int_equal(raw_ll("SELECT COUNT(*) FROM tq_removed WHERE "
+				"tq_id = ?",
+				ta),
+			 0);
+	assert_int_equal(wk_tqs_refresh(db, behind, &sb, &st), GB_OK);
+	assert_true(st.tqs_reloaded >= 2);
+	assert_int_equal(tqi_tq_njobs(behind, ta), 1);
+	assert_int_equal(tqi_tq_njobs(behind, tb), 1);
+	tqi_free(x);
+	tqi_free(behind);
 	arena_free(&a);
 }
 
@@ -968,23 +1148,34 @@ static void test_cleanup(void **state)
 	struct arena a;
 	arena_init(&a, ARENA_CAP);
 	/* The TQ of the claim test is empty and old: it goes, with its
-	** requirement rows; TQs with jobs stay; young ones too. */
+	** requirement rows, and so do the three that job.status emptied
+	** (jobs 103, 104 and 105 left them); TQs with jobs stay; young ones
+	** too. */
 	long long empty = raw_ll("SELECT tq_id FROM wms_jobs WHERE job_id = ?",
 				 1000);
 	const char *count = "SELECT COUNT(*) FROM task_queues WHERE ? IN "
 			    "(tq_id, 0)";
+	long long nempty = raw_ll("SELECT COUNT(*) FROM task_queues t WHERE "
+				  "created_at <= ? AND NOT EXISTS (SELECT 1 "
+				  "FROM tq_jobs j WHERE j.tq_id = t.tq_id)",
+				  T0 + 10);
+	assert_int_equal(nempty, 4);
+	assert_int_equal(raw_ll("SELECT COUNT(*) FROM tq_jobs WHERE tq_id = "
+				"(SELECT tq_id FROM wms_jobs WHERE job_id = ?)",
+				103),
+			 0);
 	long long d0, d1, x, tqs0 = raw_ll(count, 0);
 	assert_int_equal(st_tq_prio_state(db, &d0, &x, &x, &x), GB_OK);
 	size_t del = 99;
 	assert_int_equal(st_tq_cleanup(db, T0 - 1, 100, &del), GB_OK);
 	assert_int_equal(del, 0); /* all too young */
 	assert_int_equal(st_tq_cleanup(db, T0 + 10, 100, &del), GB_OK);
-	assert_int_equal(del, 1);
+	assert_int_equal(del, 4);
 	assert_int_equal(raw_ll(count, empty), 0);
 	assert_int_equal(reqs_of(empty), 0);
-	assert_int_equal(raw_ll(count, 0), tqs0 - 1);
+	assert_int_equal(raw_ll(count, 0), tqs0 - 4);
 	assert_int_equal(st_tq_prio_state(db, &d1, &x, &x, &x), GB_OK);
-	assert_int_equal(d1, d0 + 1);
+	assert_int_equal(d1, d0 + 4);
 
 	/* A TQ emptied by claims, then a submission into it that holds its
 	** lock while a cleanup runs: the cleanup waits and finds the job. */
@@ -1185,6 +1376,8 @@ int main(void)
 					  test_teardown),
 		cmocka_unit_test_teardown(test_record_and_log, test_teardown),
 		cmocka_unit_test_teardown(test_job_status, test_teardown),
+		cmocka_unit_test_teardown(test_index_follows_removals,
+					  test_teardown),
 		cmocka_unit_test_teardown(test_lease, test_teardown),
 		cmocka_unit_test_teardown(test_prio, test_teardown),
 		cmocka_unit_test_teardown(test_history, test_teardown),

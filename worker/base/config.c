@@ -184,6 +184,9 @@ const struct cfg_key cfg_keys[] = {
 	      "1209600", 1, "seconds of running-job history kept"),
 	K_INT("dirac", "cleanup_age", cleanup_age, 0, 86400, "300", 1,
 	      "seconds an empty task queue is kept before it is deleted"),
+	K_INT("dirac", "removal_log_keep", removal_log_keep, 60, 604800,
+	      "3600", 1, "seconds the log of jobs that left their task queues "
+	      "is kept for the workers' indexes"),
 
 	K_INT("panda", "timeout_interval", timeout_interval, 1, 86400, "60",
 	      1, "seconds between scans for jobs a timeout rule may fire for "

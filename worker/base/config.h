@@ -103,6 +103,7 @@ struct gb_config {
 	int history_interval;      /* s, running-job history sample period */
 	int history_keep;          /* s, history kept */
 	int cleanup_age;           /* s, empty task queues kept */
+	int removal_log_keep;      /* s, tq_removed rows kept */
 	/* [panda] */
 	int timeout_interval;      /* s between timeout scans */
 	int timeout_batch;         /* due jobs per scan transaction */

@@ -734,7 +734,7 @@ static const char *const status_words[CDT_NSTATUS + 1] = {
 	[CDT_ST_RUNNING] = "running",	[CDT_ST_STALLED] = "stalled",
 	[CDT_ST_COMPLETING] = "completing", [CDT_ST_DONE] = "done",
 	[CDT_ST_FAILED] = "failed",	[CDT_ST_KILLED] = "killed",
-	[CDT_NSTATUS] = NULL,
+	[CDT_ST_DELETED] = "deleted",	[CDT_NSTATUS] = NULL,
 };
 
 const char *cdt_status_name(enum cdt_job_status s)
@@ -755,13 +755,14 @@ int cdt_status_parse(const char *s)
 int cdt_status_rank(enum cdt_job_status s)
 {
 	/* stalled is a running job that stopped sending heartbeats: it may
-	** run again, so it shares running's rank; the three ends share the
+	** run again, so it shares running's rank; the four ends share the
 	** last, so a late "done" does not overwrite a "killed" */
 	static const int rank[CDT_NSTATUS] = {
 		[CDT_ST_WAITING] = 0,	 [CDT_ST_MATCHED] = 1,
 		[CDT_ST_RUNNING] = 2,	 [CDT_ST_STALLED] = 2,
 		[CDT_ST_COMPLETING] = 3, [CDT_ST_DONE] = 4,
 		[CDT_ST_FAILED] = 4,	 [CDT_ST_KILLED] = 4,
+		[CDT_ST_DELETED] = 4,
 	};
 	return (unsigned)s < CDT_NSTATUS ? rank[s] : -1;
 }
@@ -774,7 +775,7 @@ static int get_status(const msgpack_object *o, const char *field,
 	(void)a;
 	int w = cod_get_word(o, field, status_words,
 			 "waiting, matched, running, stalled, completing, "
-			 "done, failed or killed",
+			 "done, failed, killed or deleted",
 			 err);
 	if (w < 0)
 		return w;

@@ -155,16 +155,17 @@ enum cdt_job_status {
 	CDT_ST_DONE,
 	CDT_ST_FAILED,
 	CDT_ST_KILLED,
+	CDT_ST_DELETED, /* DIRAC's JobDB status of a job removed by its owner */
 	CDT_NSTATUS
 };
 
 /* "waiting", "matched", "running", "stalled", "completing", "done",
-** "failed", "killed"; NULL when out of range. */
+** "failed", "killed", "deleted"; NULL when out of range. */
 const char *cdt_status_name(enum cdt_job_status s);
 /* -1 when unknown. */
 int cdt_status_parse(const char *s);
-/* waiting 0, matched 1, running and stalled 2, completing 3, done, failed
-** and killed 4. */
+/* waiting 0, matched 1, running and stalled 2, completing 3, done, failed,
+** killed and deleted 4. */
 int cdt_status_rank(enum cdt_job_status s);
 
 struct cdt_status {

@@ -61,6 +61,7 @@ struct tqi_ids {
 /* Private per-TQ data; the block never moves while the TQ lives. */
 struct tqi_tq {
 	long long seq;
+	long long rm_seq; /* removals below it applied (tqsync) */
 	uint32_t *sets;                    /* every field's ids, one block */
 	struct tq_level levels[TQI_NPRIO]; /* [0, nlevels) live, ascending */
 	struct tqi_ids ids[TQI_NPRIO];     /* parallel to levels */
@@ -416,25 +417,49 @@ int tqi_set_priority(struct tqi_index *x, long long tq_id, double priority)
 	return GB_OK;
 }
 
-long long tqi_seq(const struct tqi_index *x, long long tq_id)
+/* A TQ's seq (rm 0) or rm seq (rm 1), NULL when x or the TQ is absent. */
+static long long *seq_of(const struct tqi_index *x, long long tq_id, int rm)
 {
 	size_t pos;
-	if (x == NULL)
-		return GB_EINVAL;
-	if (!tq_find(x, tq_id, &pos))
-		return GB_ENOTFOUND;
-	return x->tqs[pos]->seq;
+	if (x == NULL || !tq_find(x, tq_id, &pos))
+		return NULL;
+	return rm ? &x->tqs[pos]->rm_seq : &x->tqs[pos]->seq;
+}
+
+static long long seq_get(const struct tqi_index *x, long long tq_id, int rm)
+{
+	const long long *v = seq_of(x, tq_id, rm);
+	return v ? *v : x == NULL ? GB_EINVAL : GB_ENOTFOUND;
+}
+
+static int seq_set(struct tqi_index *x, long long tq_id, long long seq,
+		   int rm)
+{
+	long long *v = seq < 0 ? NULL : seq_of(x, tq_id, rm);
+	if (v == NULL)
+		return x == NULL || seq < 0 ? GB_EINVAL : GB_ENOTFOUND;
+	*v = seq;
+	return GB_OK;
+}
+
+long long tqi_seq(const struct tqi_index *x, long long tq_id)
+{
+	return seq_get(x, tq_id, 0);
 }
 
 int tqi_set_seq(struct tqi_index *x, long long tq_id, long long seq)
 {
-	size_t pos;
-	if (x == NULL || seq < 0)
-		return GB_EINVAL;
-	if (!tq_find(x, tq_id, &pos))
-		return GB_ENOTFOUND;
-	x->tqs[pos]->seq = seq;
-	return GB_OK;
+	return seq_set(x, tq_id, seq, 0);
+}
+
+long long tqi_rm_seq(const struct tqi_index *x, long long tq_id)
+{
+	return seq_get(x, tq_id, 1);
+}
+
+int tqi_set_rm_seq(struct tqi_index *x, long long tq_id, long long seq)
+{
+	return seq_set(x, tq_id, seq, 1);
 }
 
 /* ---- levels and their ids ------------------------------------------------- */

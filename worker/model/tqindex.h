@@ -46,7 +46,7 @@ const char *tqi_name(const struct tqi_index *x, uint32_t id);
 
 /*
 ** Add task queue tq_id or, when present, replace its owner, group, setup,
-** cpu_time and sets (its jobs stay, and so does its seq). Sets are string
+** cpu_time and sets (its jobs stay, and so do its seqs). Sets are string
 ** sets (any order, repeats allowed; `set` NULL = no requirement at all);
 ** every string is copied. priority as tqi_set_priority. Returns 0,
 ** GB_EINVAL (tq_id <= 0, NULL strings, priority not finite) or GB_ENOMEM.
@@ -70,6 +70,11 @@ int tqi_set_priority(struct tqi_index *x, long long tq_id, double priority);
 ** when absent. */
 long long tqi_seq(const struct tqi_index *x, long long tq_id);
 int tqi_set_seq(struct tqi_index *x, long long tq_id, long long seq);
+
+/* The same for the TQ's removal log (st_tq_log_removals): removals below
+** tqi_rm_seq are applied. 0 for a new TQ; kept by tqi_tq_put. */
+long long tqi_rm_seq(const struct tqi_index *x, long long tq_id);
+int tqi_set_rm_seq(struct tqi_index *x, long long tq_id, long long seq);
 
 /*
 ** Add a waiting job. Idempotent: adding a job already present (same TQ)

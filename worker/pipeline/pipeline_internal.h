@@ -268,6 +268,10 @@ struct wk_tq {
 	size_t nreq, cap;
 	double *weights;
 	size_t nweights;
+	/* the jobs the batch's transaction took out of tq_jobs, with their
+	** seqs in the removal log (in the transaction's arena) */
+	struct st_tq_removal *rm;
+	size_t nrm;
 	/* leader */
 	int leader;
 	double lease_next, prio_next, sample_next, cleanup_next;

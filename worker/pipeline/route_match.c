@@ -20,8 +20,9 @@
 **      and says which this transaction won (TQ-09); a pilot whose job
 **      another worker won picks again (up to WK_MATCH_ROUNDS picks), then
 **      st_tq_record writes every decision (matched or not, with the TQ-10
-**      counts) and the outbox gets one pilot.matched and one pilot.nomatch
-**      event for the whole batch; commit
+**      counts), the outbox gets one pilot.matched and one pilot.nomatch
+**      event for the whole batch, st_tq_log_removals logs the claimed
+**      jobs for every worker's index; commit
 **   -> reply to each pilot (default exchange, its reply_to, its
 **      correlation_id), publish the events with a confirm, and ack the
 **      deliveries when the event is confirmed.
@@ -84,6 +85,8 @@ static void reset_batch(struct wk_tq *t)
 		t->req[i].dump = NULL;
 	}
 	t->nreq = 0;
+	t->rm = NULL; /* lived in the transaction's arena */
+	t->nrm = 0;
 	arena_free(&t->batch_arena);
 	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
 }
@@ -591,6 +594,35 @@ static size_t emptied(const struct wk_tq *t)
 	return n;
 }
 
+/* Log the batch's claimed jobs as removed (st_tq_log_removals); t->rm
+** keeps them with their seqs for wk_tqs_own_removals after the commit. */
+static int log_claims(struct wk_txn *x)
+{
+	struct wk_tq *t = x->w->tq;
+	t->rm = NULL;
+	t->nrm = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < t->nreq; i++)
+		n += t->req[i].state == WK_MR_MATCHED;
+	if (n == 0)
+		return GB_OK;
+	struct st_tq_removal *rm = arena_alloc(x->a, n * sizeof(*rm));
+	if (rm == NULL)
+		return GB_ETOOBIG;
+	n = 0;
+	for (size_t i = 0; i < t->nreq; i++)
+		if (t->req[i].state == WK_MR_MATCHED)
+			rm[n++] = (struct st_tq_removal){
+				.tq_id = t->req[i].tq_id,
+				.job_id = t->req[i].job_id};
+	int rc = st_tq_log_removals(x->w->db, rm, n, "matched", x->now);
+	if (rc == GB_OK) {
+		t->rm = rm;
+		t->nrm = n;
+	}
+	return rc;
+}
+
 /*
 ** The batch's transaction body: pick, claim (re-picking for lost claims),
 ** record, queue the events. A rollback undoes the index changes (undo).
@@ -654,6 +686,10 @@ static int batch_body(struct wk_txn *x, void *arg)
 	}
 	if (rc == GB_OK)
 		rc = batch_event(x, "pilot.nomatch", 0);
+	/* TQ-09: every worker's index learns of the claims from the removal
+	** log (tqsync.h); after the records, before the tq_state row. */
+	if (rc == GB_OK)
+		rc = log_claims(x);
 	/* PR-08: a task queue this batch emptied changes the priorities of
 	** its entity; the leader recomputes at once rather than at its next
 	** period. Last, as st_tq_mark_dirty asks. */
@@ -789,6 +825,7 @@ static void flush(struct wk_worker *w)
 		rc = wk_txn_run(&x, batch_body, NULL, undo);
 		if (rc == GB_OK) {
 			wk_crash_point("after-commit");
+			wk_tqs_own_removals(t->idx, t->rm, t->nrm);
 			answer_batch(&x);
 			break;
 		}

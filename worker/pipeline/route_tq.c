@@ -256,6 +256,17 @@ static void leader_work(struct wk_worker *w, double mono, long long now)
 		}
 		if (gone)
 			log_info("deleted %zu empty task queue(s)", gone);
+		/* Bounded per pass, like the cleanup: a backlog goes a batch
+		** every few seconds. */
+		size_t pruned = 0;
+		rc = st_tq_removals_prune(w->db, now - c->removal_log_keep,
+					  10000, &pruned);
+		if (rc != GB_OK) {
+			wk_db_failed(w, rc, "removal log pruning");
+			return;
+		}
+		if (pruned)
+			log_debug("pruned %zu removal log row(s)", pruned);
 		t->cleanup_next = mono + (c->cleanup_age > 10 ? 10 : 1);
 	}
 	/* PR-08: periodically, and as soon as task queues appeared or went

@@ -9,7 +9,7 @@
 **     index copies every string it keeps.
 **   - Jobs are streamed (st_tq_jobs_scan calls back per row) and added one
 **     by one: a full load of a million jobs never holds them twice.
-**   - State that says "read up to here" (a TQ's seq, last_match_id) moves
+**   - State that says "read up to here" (a TQ's seq and rm seq) moves
 **     only after what was read has been applied, so a refresh that fails
 **     half-way (database gone, out of memory) is simply done again: adds
 **     are idempotent and a repeated removal is GB_ENOTFOUND, which is
@@ -20,13 +20,12 @@
 */
 #include "pipeline/tqsync.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "gb_error.h"
 #include "store/store_tq.h"
 
-/* Claimed jobs read per st_tq_claimed_since call. */
-#define TQS_CLAIM_CHUNK 4096
 /* Cap of one call's row arena: the TQ list with every requirement string
 ** of a large grid is a few MB; the cap only stops a runaway. */
 #define TQS_ARENA_CAP ((size_t)256 << 20)
@@ -52,7 +51,9 @@ static int scan_add(void *ud, const struct st_tq_jobrow *r)
 	return GB_OK;
 }
 
-/* Put one TQ row (with its requirements) into the index at `seq`. */
+/* Put one TQ row (with its requirements) into the index at job seq `seq`
+** and the row's rm_next_seq: the job scan that follows reads tq_jobs after
+** the row was, so removals below it are already out of tq_jobs. */
 static int put_row(struct tqi_index *x, const struct st_tq_row *r,
 		   long long seq)
 {
@@ -60,9 +61,11 @@ static int put_row(struct tqi_index *x, const struct st_tq_row *r,
 			    r->cpu_time, r->set, r->priority);
 	if (rc == GB_EINVAL)
 		return GB_ERANGE;
-	if (rc != GB_OK)
-		return rc;
-	return tqi_set_seq(x, r->tq_id, seq);
+	if (rc == GB_OK)
+		rc = tqi_set_seq(x, r->tq_id, seq);
+	if (rc == GB_OK)
+		rc = tqi_set_rm_seq(x, r->tq_id, r->rm_next_seq);
+	return rc;
 }
 
 /* The index's view of tq_id, or NULL (views are sorted by tq_id). */
@@ -82,34 +85,94 @@ static const struct tq_view *view_of(const struct tqi_index *x,
 	return lo < n && v[lo].tq_id == tq_id ? &v[lo] : NULL;
 }
 
-/* Apply every claim recorded after s->last_match_id, chunk by chunk. */
-static int apply_claims(struct st_db *db, struct tqi_index *x,
-			struct wk_tqs_state *s, struct wk_tqs_stats *st,
-			struct arena *a)
+/* Removals of one TQ are applied in seq order; a hole means pruned. */
+struct rm_ctx {
+	struct tqi_index *x;
+	struct wk_tqs_stats *st;
+	long long next; /* the seq expected next */
+	int gap;
+};
+
+#define TQS_GAP 1 /* st_tq_removals_scan stopped at a hole */
+
+static int rm_apply(void *ud, const struct st_tq_rmrow *r)
 {
-	long long *job_ids = arena_alloc(a, TQS_CLAIM_CHUNK * sizeof(long long));
-	long long *tq_ids = arena_alloc(a, TQS_CLAIM_CHUNK * sizeof(long long));
-	if (job_ids == NULL || tq_ids == NULL)
-		return GB_ENOMEM;
-	for (;;) {
-		size_t n = 0;
-		long long last = s->last_match_id;
-		int rc = st_tq_claimed_since(db, s->last_match_id,
-					     TQS_CLAIM_CHUNK, job_ids, tq_ids,
-					     &n, &last);
-		if (rc != GB_OK)
-			return rc;
-		for (size_t i = 0; i < n; i++) {
-			/* Not there: never loaded, or removed when this
-			** worker's own claim or a failed claim found it gone. */
-			if (tqi_job_remove(x, tq_ids[i], job_ids[i]) == GB_OK)
-				st->jobs_removed++;
-		}
-		if (last > s->last_match_id)
-			s->last_match_id = last;
-		if (n < TQS_CLAIM_CHUNK)
-			return GB_OK;
+	struct rm_ctx *c = ud;
+	if (r->seq != c->next) {
+		c->gap = 1;
+		return TQS_GAP;
 	}
+	/* Not there: this worker's own claim, or a job never loaded. */
+	if (tqi_job_remove(c->x, r->tq_id, r->job_id) == GB_OK)
+		c->st->jobs_removed++;
+	c->next = r->seq + 1;
+	return GB_OK;
+}
+
+/* Read TQ r's jobs from scratch: its removal log no longer reaches back
+** to the index's rm seq. */
+static int reload_tq(struct st_db *db, struct tqi_index *x,
+		     const struct st_tq_row *r, struct arena *a,
+		     struct scan_ctx *c)
+{
+	struct st_tq_row full;
+	int rc = st_tq_get(db, r->tq_id, a, &full);
+	if (rc == GB_OK)
+		rc = tqi_tq_remove(x, r->tq_id);
+	if (rc == GB_ENOTFOUND)
+		return GB_OK; /* deleted meanwhile: the next refresh drops it */
+	if (rc == GB_OK)
+		rc = put_row(x, &full, 0);
+	if (rc == GB_OK)
+		rc = st_tq_jobs_scan(db, r->tq_id, 0, scan_add, c);
+	if (rc == GB_OK)
+		rc = tqi_set_seq(x, r->tq_id, full.next_seq);
+	if (rc == GB_OK)
+		c->st->tqs_reloaded++;
+	return rc;
+}
+
+/* Apply TQ r's removals logged since the index's rm seq. */
+static int apply_removals(struct st_db *db, struct tqi_index *x,
+			  const struct st_tq_row *r, struct arena *a,
+			  struct scan_ctx *sc)
+{
+	long long from = tqi_rm_seq(x, r->tq_id);
+	if (from < 0 || r->rm_next_seq <= from)
+		return GB_OK;
+	struct rm_ctx c = {.x = x, .st = sc->st, .next = from};
+	int rc = st_tq_removals_scan(db, r->tq_id, from, rm_apply, &c);
+	/* A listed rm_next_seq the log does not reach: rows were pruned
+	** (fewer rows than promised, or a hole above from). */
+	if (rc == TQS_GAP || (rc == GB_OK && c.next < r->rm_next_seq))
+		return reload_tq(db, x, r, a, sc);
+	if (rc == GB_OK)
+		rc = tqi_set_rm_seq(x, r->tq_id, c.next);
+	return rc;
+}
+
+static int cmp_removal(const void *a, const void *b)
+{
+	const struct st_tq_removal *x = a, *y = b;
+	if (x->tq_id != y->tq_id)
+		return x->tq_id < y->tq_id ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+void wk_tqs_own_removals(struct tqi_index *x, const struct st_tq_removal *rm,
+			 size_t n)
+{
+	if (x == NULL || rm == NULL || n == 0)
+		return;
+	struct st_tq_removal *v = malloc(n * sizeof(*v));
+	if (v == NULL)
+		return; /* the next refresh reads them back: only slower */
+	memcpy(v, rm, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_removal);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].seq >= 0 && tqi_rm_seq(x, v[i].tq_id) == v[i].seq)
+			tqi_set_rm_seq(x, v[i].tq_id, v[i].seq + 1);
+	free(v);
 }
 
 int wk_tqs_load(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
@@ -134,22 +197,16 @@ int wk_tqs_load(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
 		v = tqi_views(x, &n);
 	}
 
-	/* The match id first: a claim committed while the rest is read has a
-	** higher id and is removed by the next refresh. */
-	long long last = 0;
-	int rc = st_tq_last_match_id(db, &last);
-	if (rc != GB_OK)
-		return rc;
-
 	struct arena a;
 	arena_init(&a, TQS_ARENA_CAP);
 	struct st_tq_row *rows = NULL;
 	size_t nrows = 0;
-	rc = st_tq_list(db, 1, &a, &rows, &nrows);
+	int rc = st_tq_list(db, 1, &a, &rows, &nrows);
 	for (size_t i = 0; rc == GB_OK && i < nrows; i++) {
 		/* seq = the next_seq seen now: jobs committed later have a
 		** seq at least that, so the next refresh reads them even if
-		** the scan below already did (adding is idempotent). */
+		** the scan below already did (adding is idempotent); the
+		** same for removals and rm_next_seq. */
 		rc = put_row(x, &rows[i], rows[i].next_seq);
 		if (rc == GB_OK)
 			st->tqs_added++;
@@ -162,7 +219,6 @@ int wk_tqs_load(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
 	rc = st_tq_jobs_scan(db, 0, 0, scan_add, &c);
 	if (rc != GB_OK)
 		return rc;
-	s->last_match_id = last;
 	s->loaded = 1;
 	return GB_OK;
 }
@@ -236,14 +292,15 @@ int wk_tqs_refresh(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s
 			st->priorities_changed++;
 		}
 		long long seq = tqi_seq(x, r->tq_id);
-		if (seq < 0 || r->next_seq <= seq)
-			continue;
-		rc = st_tq_jobs_scan(db, r->tq_id, seq, scan_add, &c);
+		if (seq >= 0 && r->next_seq > seq) {
+			rc = st_tq_jobs_scan(db, r->tq_id, seq, scan_add, &c);
+			if (rc == GB_OK)
+				rc = tqi_set_seq(x, r->tq_id, r->next_seq);
+		}
+		/* After the jobs, for the reason tqsync.h gives. */
 		if (rc == GB_OK)
-			rc = tqi_set_seq(x, r->tq_id, r->next_seq);
+			rc = apply_removals(db, x, r, &a, &c);
 	}
-	if (rc == GB_OK)
-		rc = apply_claims(db, x, s, st, &a);
 	arena_free(&a);
 	return rc;
 }

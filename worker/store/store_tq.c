@@ -35,7 +35,7 @@
 
 #define TQ_COLS                                                                \
 	"t.tq_id, t.owner, t.owner_group, t.setup, t.cpu_time, t.priority, "  \
-	"t.next_seq, t.signature"
+	"t.next_seq, t.signature, t.rm_next_seq"
 static const char SQL_LIST[] = "SELECT " TQ_COLS
 			       " FROM task_queues t ORDER BY t.tq_id";
 /* One statement, so a TQ and its requirements are one snapshot. */
@@ -54,11 +54,6 @@ static const char SQL_SCAN_ALL[] =
 	"SELECT job_id, tq_id, user_priority, seq FROM tq_jobs "
 	"WHERE tq_id > ? OR (tq_id = ? AND seq > ?) ORDER BY tq_id, seq "
 	"LIMIT ?";
-static const char SQL_LAST_MATCH[] =
-	"SELECT COALESCE(MAX(id), 0) FROM pilot_matches";
-static const char SQL_CLAIMED_SINCE[] =
-	"SELECT id, job_id, tq_id FROM pilot_matches WHERE id > ? AND "
-	"job_id IS NOT NULL ORDER BY id LIMIT ?";
 static const char SQL_MATCH_GET[] =
 	"SELECT p.id, p.request_id, p.pilot_id, p.site, p.outcome, p.job_id, "
 	"p.tq_id, p.tq_cpu_time, p.code, p.reason, w.owner, w.owner_group "
@@ -158,6 +153,7 @@ static int tq_cols_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	r->cpu_time = st_col_ll(c, 4);
 	r->priority = st_col_dbl(c, 5);
 	r->next_seq = st_col_ll(c, 6);
+	r->rm_next_seq = st_col_ll(c, 8);
 	int rc = st_col_str(db, s, c, 1, a, &r->owner);
 	if (rc == GB_OK)
 		rc = st_col_str(db, s, c, 2, a, &r->owner_group);
@@ -169,25 +165,25 @@ static int tq_cols_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		return rc;
 	if (r->tq_id <= 0 || !r->owner || !r->owner_group || !r->setup ||
 	    !r->signature || r->cpu_time <= 0 || !isfinite(r->priority) ||
-	    r->priority < 0 || r->next_seq < 0)
+	    r->priority < 0 || r->next_seq < 0 || r->rm_next_seq < 0)
 		return st_failf(db, GB_ERANGE,
 				"task_queues row %lld out of range", r->tq_id);
 	return GB_OK;
 }
 
-/* The requirement columns (8, 9) of the current row, when not NULL. */
+/* The requirement columns (9, 10) of the current row, when not NULL. */
 static int req_cols_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 			 struct arena *a, long long tq_id, struct req_buf *rb)
 {
-	if (st_col_isnull(c, 8))
+	if (st_col_isnull(c, 9))
 		return GB_OK;
 	int field = -1;
 	for (int f = 0; f < TQ_NFIELDS; f++)
-		if (c->len[8] == strlen(tq_field_names[f]) &&
-		    memcmp(c->s[8], tq_field_names[f], c->len[8]) == 0)
+		if (c->len[9] == strlen(tq_field_names[f]) &&
+		    memcmp(c->s[9], tq_field_names[f], c->len[9]) == 0)
 			field = f;
 	char *value = NULL;
-	int rc = st_col_str(db, s, c, 9, a, &value);
+	int rc = st_col_str(db, s, c, 10, a, &value);
 	if (rc != GB_OK)
 		return rc;
 	if (field < 0 || value == NULL || value[0] == '\0')
@@ -271,7 +267,7 @@ int st_tq_list(struct st_db *db, int want_reqs, struct arena *a,
 	*n = 0;
 	struct st_cols c;
 	MYSQL_STMT *s;
-	st_cols_init(&c, want_reqs ? "lsssldlsss" : "lsssldls");
+	st_cols_init(&c, want_reqs ? "lsssldlslss" : "lsssldlsl");
 	int rc = want_reqs ? st_query(db, STQ_SID(STQ_LIST_REQS), SQL_LIST_REQS,
 				      NULL, &c, &s)
 			   : st_query(db, STQ_SID(STQ_LIST), SQL_LIST, NULL, &c,
@@ -291,7 +287,7 @@ int st_tq_get(struct st_db *db, long long tq_id, struct arena *a,
 	struct st_cols c;
 	MYSQL_STMT *s;
 	int rc = st_query_key(db, STQ_SID(STQ_GET), SQL_GET, ST_ID(tq_id),
-			      "lsssldlsss", &c, &s);
+			      "lsssldlslss", &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	struct st_tq_row *rows = NULL;
@@ -384,54 +380,6 @@ int st_tq_jobs_scan(struct st_db *db, long long tq_id, long long from_seq,
 		}
 	}
 	free(page);
-	return rc;
-}
-
-/* ---- the claim log ------------------------------------------------------- */
-
-int st_tq_last_match_id(struct st_db *db, long long *id)
-{
-	if (db == NULL || id == NULL)
-		return GB_EINVAL;
-	*id = 0;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_cols_init(&c, "l");
-	int rc = st_query(db, STQ_SID(STQ_LAST_MATCH), SQL_LAST_MATCH, NULL,
-			  &c, &s);
-	if (st_row(db, s, &rc))
-		*id = st_col_ll(&c, 0);
-	st_done(s);
-	return rc;
-}
-
-int st_tq_claimed_since(struct st_db *db, long long after, size_t max,
-			long long *job_ids, long long *tq_ids, size_t *n,
-			long long *last)
-{
-	if (db == NULL || n == NULL || last == NULL ||
-	    (max && (job_ids == NULL || tq_ids == NULL)))
-		return GB_EINVAL;
-	*n = 0;
-	*last = after;
-	if (max == 0)
-		return GB_OK;
-	struct st_args args;
-	struct st_cols c;
-	MYSQL_STMT *s;
-	st_args_init(&args);
-	st_arg_ll(&args, after);
-	st_arg_ll(&args, st_limit(max));
-	st_cols_init(&c, "lll");
-	int rc = st_query(db, STQ_SID(STQ_CLAIMED_SINCE), SQL_CLAIMED_SINCE,
-			  &args, &c, &s);
-	while (*n < max && st_row(db, s, &rc)) {
-		job_ids[*n] = st_col_ll(&c, 1);
-		tq_ids[*n] = st_col_ll(&c, 2);
-		*last = st_col_ll(&c, 0);
-		(*n)++;
-	}
-	st_done(s);
 	return rc;
 }
 

@@ -34,9 +34,14 @@
 **
 ** How the workers' indexes stay fresh: submissions to one TQ are
 ** serialised by that row lock and number their jobs with the TQ's
-** next_seq, so "jobs of TQ t with seq >= s" never skips a committed job;
-** claims are learnt from pilot_matches ids (st_tq_claimed_since) or, when
-** that is late, from a failed claim.
+** next_seq, so "jobs of TQ t with seq >= s" never skips a committed job.
+** Removals are the mirror image (st_tq_log_removals): whatever takes a
+** waiting job out of tq_jobs — a claim, a job.status that ends the wait —
+** locks the TQ row in the same transaction and numbers the removal with the
+** TQ's rm_next_seq, so "removals of TQ t with seq >= s" (tq_removed) never
+** skips a committed one either. (Following pilot_matches ids did: an id is
+** handed out at insert, so a claim committing after a higher id had been
+** read was never seen.)
 */
 #ifndef GB_STORE_TQ_H
 #define GB_STORE_TQ_H
@@ -106,6 +111,7 @@ struct st_tq_row {
 	long long cpu_time;
 	double priority;
 	long long next_seq; /* jobs with seq < next_seq are committed */
+	long long rm_next_seq; /* removals with seq < it are committed */
 	char *signature;    /* tq_canon text */
 	/* requirements (filled by st_tq_list when want_reqs) */
 	struct tq_strset set[TQ_NFIELDS];
@@ -138,16 +144,52 @@ int st_tq_jobs_scan(struct st_db *db, long long tq_id, long long from_seq,
 		    int (*fn)(void *ud, const struct st_tq_jobrow *r),
 		    void *ud);
 
-/* The highest pilot_matches id (0 when none). */
-int st_tq_last_match_id(struct st_db *db, long long *id);
+/* ---- the removal log ----------------------------------------------------- */
+
+/* One waiting job leaving its task queue. */
+struct st_tq_removal {
+	long long tq_id, job_id; /* in */
+	long long seq; /* out: its place in the TQ's removal log; -1 when the
+			  TQ row is gone (nothing logged: the TQ left every
+			  index with it) */
+};
+
+#define ST_TQ_CAUSE_MAX 16 /* tq_removed.cause is VARCHAR(16) */
 
 /*
-** Jobs claimed by matches with id > after, ascending, at most max:
-** job_ids[i], tq_ids[i]; *last gets the highest id read (after when none).
+** Inside the caller's transaction, after the rows left tq_jobs and before
+** st_tq_mark_dirty: log rm[0..n) (distinct job ids) as removed for
+** `cause` ("matched", or the job.status name that ended the wait). Per TQ,
+** in ascending tq_id order (the lock order of store_tq_match.c): lock the
+** TQ row, number its removals from rm_next_seq in job id order, advance
+** it. Each rm[i].seq is written. Returns 0, GB_EINVAL (bad arguments, a
+** job listed twice, cause empty or longer than ST_TQ_CAUSE_MAX - 1),
+** GB_ESTATE outside a transaction, or a database error.
 */
-int st_tq_claimed_since(struct st_db *db, long long after, size_t max,
-			long long *job_ids, long long *tq_ids, size_t *n,
-			long long *last);
+int st_tq_log_removals(struct st_db *db, struct st_tq_removal *rm, size_t n,
+		       const char *cause, long long now);
+
+struct st_tq_rmrow {
+	long long tq_id, seq, job_id;
+};
+
+/*
+** Call fn for every logged removal of TQ tq_id with seq >= from_seq, in seq
+** order (paged; rows are not kept). Stops and returns fn's value when it
+** is non-zero. A first row above from_seq means the rows between were
+** pruned (st_tq_removals_prune): the caller reloads the TQ.
+*/
+int st_tq_removals_scan(struct st_db *db, long long tq_id, long long from_seq,
+			int (*fn)(void *ud, const struct st_tq_rmrow *r),
+			void *ud);
+
+/*
+** Autocommit: delete at most max removal rows logged before `before`
+** (unix s); *deleted counts them. A worker whose index is further behind
+** reloads the TQs concerned.
+*/
+int st_tq_removals_prune(struct st_db *db, long long before, size_t max,
+			 size_t *deleted);
 
 /* ---- matching (TQ-09) ---------------------------------------------------- */
 
@@ -192,10 +234,13 @@ int st_tq_match_detail(struct st_db *db, const char *request_id,
 /* ---- job status (PR-04 history input) ------------------------------------ */
 
 /*
-** Autocommit or inside a transaction: apply job.status `s`. *found 0 when
+** Inside the caller's transaction: apply job.status `s`. *found 0 when
 ** the job is unknown. *applied 1 when the row changed: the new status
 ** ranks higher (cdt_status_rank), or ranks the same and s->time is not
-** older than the current status time; never out of a final rank.
+** older than the current status time; never out of a final rank. A job
+** still waiting that gets any other status leaves its task queue in the
+** same transaction, logged with the status name as cause (TQ-09: a killed,
+** deleted, failed or done job is never handed to a pilot).
 */
 int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 		     long long now, int *found, int *applied);

@@ -2,10 +2,11 @@
 ** store_tq_internal.h — what the DIRAC store files share: store_tq.c
 ** (helpers, the index's reads, reading match records), store_tq_match.c
 ** (submission, claim, writing match records) and store_tq_leader.c
-** (configuration, job status, lease, priorities, history, cleanup). Only
-** those three files include it.
+** (configuration, job status, lease, priorities, history, cleanup) and
+** store_tq_removed.c (the removal log the workers' indexes follow). Only
+** those four files include it.
 **
-** The statement slots are one enum for all three files because they index
+** The statement slots are one enum for all four files because they index
 ** one range of the connection's statement caches (ST_SID_TQ_BASE ..
 ** ST_SID_TQ_LAST of store_internal.h): two enums could hand the same slot
 ** to two statements, and the cache would then run the wrong SQL. The
@@ -31,8 +32,6 @@ enum stq_slot {
 	STQ_GET,
 	STQ_SCAN_ONE,
 	STQ_SCAN_ALL,
-	STQ_LAST_MATCH,
-	STQ_CLAIMED_SINCE,
 	STQ_MATCH_GET,
 	STQ_MATCH_DETAIL,
 	/* store_tq_match.c */
@@ -79,6 +78,13 @@ enum stq_slot {
 	STQ_CLEAN_HAS_JOB,
 	STQ_CLEAN_DELETE,
 	STQ_CLEAN_DIRTY,
+	STQ_JOB_UNQUEUE,
+	/* store_tq_removed.c */
+	STQ_RM_LOCK,
+	STQ_RM_ADVANCE,
+	STQ_INS_REMOVED,
+	STQ_RM_SCAN,
+	STQ_RM_PRUNE,
 	STQ_NSLOTS
 };
 _Static_assert(ST_SID_TQ_BASE + STQ_NSLOTS <= ST_SID_TQ_LAST + 1,

@@ -7,8 +7,9 @@
 ** history, and delete empty task queues. Shared machinery is in
 ** store_tq.c (store_tq_internal.h); tables in 0004_taskqueues.sql.
 **
-** Apart from a job status update (one statement, two when it is ignored)
-** nothing here runs per job or per pilot, so plain per-row statements are
+** Apart from a job status update (two statements, three when it is
+** ignored or takes a waiting job out of its queue) nothing here runs per
+** job or per pilot, so plain per-row statements are
 ** fine, with two exceptions sized for 500 TQs: the priority save writes
 ** 128 TQs per statement, and the cleanup deletes one TQ per short
 ** transaction (its locks must not be held across the whole sweep, where
@@ -116,6 +117,10 @@ static const char SQL_JOB_STATUS[] =
 	"site = COALESCE(?, site), updated_at = ? WHERE job_id = ? AND "
 	"(status_rank < ? OR (status_rank = ? AND status_at <= ? AND "
 	"status_rank < ?))";
+/* The job's waiting row goes first, so a status update takes tq_jobs then
+** wms_jobs, the order of a claim (st_tq_claim, then st_tq_record). */
+static const char SQL_JOB_UNQUEUE[] =
+	"DELETE FROM tq_jobs WHERE job_id = ? RETURNING tq_id";
 static const char SQL_JOB_EXISTS[] =
 	"SELECT job_id FROM wms_jobs WHERE job_id = ?";
 static const char SQL_JOB_GET[] =
@@ -413,6 +418,25 @@ static int final_rank(void)
 	return m;
 }
 
+/* TQ-09: a job that stops waiting leaves its task queue. *tq_id gets the
+** TQ when its waiting row was there (0 otherwise). */
+static int unqueue(struct st_db *db, long long job_id, long long *tq_id)
+{
+	struct st_args a;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	*tq_id = 0;
+	st_args_init(&a);
+	st_arg_ll(&a, job_id);
+	st_cols_init(&c, "l");
+	int rc = st_query(db, STQ_SID(STQ_JOB_UNQUEUE), SQL_JOB_UNQUEUE, &a,
+			  &c, &s);
+	if (st_row(db, s, &rc))
+		*tq_id = st_col_ll(&c, 0);
+	st_done(s);
+	return rc;
+}
+
 int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 		     long long now, int *found, int *applied)
 {
@@ -427,6 +451,19 @@ int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 		return st_failf(db, GB_EINVAL, "job.status for job %lld: bad "
 					       "status, time or site",
 				s->job_id);
+	/* The removal and the status must commit together: alone, a crash
+	** in between would leave a waiting record without its queue row, or
+	** a killed job a pilot can still get. */
+	int rc = st_need_txn(db, 1, "st_tq_job_status");
+	if (rc != GB_OK)
+		return rc;
+	/* A status above waiting's rank always applies to a waiting job, so
+	** its queue row can go before the record changes. */
+	long long tq_id = 0;
+	if (rank > cdt_status_rank(CDT_ST_WAITING))
+		rc = unqueue(db, s->job_id, &tq_id);
+	if (rc != GB_OK)
+		return rc;
 	int fin = final_rank();
 	struct st_args args;
 	MYSQL_STMT *st;
@@ -441,16 +478,21 @@ int st_tq_job_status(struct st_db *db, const struct cdt_status *s,
 	st_arg_ll(&args, rank);
 	st_arg_ll(&args, s->time);
 	st_arg_ll(&args, fin);
-	int rc = st_exec(db, STQ_SID(STQ_JOB_STATUS), SQL_JOB_STATUS, &args,
-			 &st);
+	rc = st_exec(db, STQ_SID(STQ_JOB_STATUS), SQL_JOB_STATUS, &args, &st);
 	if (rc != GB_OK)
 		return st_input_error(db, rc, 0);
 	/* CLIENT_FOUND_ROWS: 1 whenever the WHERE clause held. */
-	if (mysql_stmt_affected_rows(st) > 0) {
-		*found = 1;
-		*applied = 1;
-		return GB_OK;
+	*applied = mysql_stmt_affected_rows(st) > 0;
+	*found = *applied;
+	/* Logged even when the record refused the status: a queue row of a
+	** job whose record is past waiting should not have been there, and
+	** taking it away is the safe direction. */
+	if (tq_id > 0) {
+		struct st_tq_removal r = {.tq_id = tq_id, .job_id = s->job_id};
+		rc = st_tq_log_removals(db, &r, 1, name, now);
 	}
+	if (rc != GB_OK || *found)
+		return rc;
 	struct st_cols c;
 	rc = st_query_key(db, STQ_SID(STQ_JOB_EXISTS), SQL_JOB_EXISTS,
 			  ST_ID(s->job_id), "l", &c, &st);

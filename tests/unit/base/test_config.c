@@ -260,6 +260,7 @@ static const struct {
 	{ "dirac.history_interval", "900", 1 },
 	{ "dirac.history_keep", "1209600", 1 },
 	{ "dirac.cleanup_age", "300", 1 },
+	{ "dirac.removal_log_keep", "3600", 1 },
 	{ "panda.timeout_interval", "60", 1 },
 	{ "panda.timeout_batch", "500", 1 },
 	{ "panda.exempt_recheck", "900", 1 },
@@ -387,7 +388,7 @@ static void test_full_file_roundtrip(void **state)
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
-		 "cleanup_age = 0\n"
+		 "cleanup_age = 0\nremoval_log_keep = 604800\n"
 		 "[panda]\ntimeout_interval = 1\ntimeout_batch = 10000\n"
 		 "exempt_recheck = 60\nfast_rebro_interval = 0\n",
 		 amqp_pw, ca, crt, key, tdir, db_pw, dca, dcrt, dkey, tdir);
@@ -452,6 +453,7 @@ static void test_full_file_roundtrip(void **state)
 		{ "dirac.history_interval", "1" },
 		{ "dirac.history_keep", "3600" },
 		{ "dirac.cleanup_age", "0" },
+		{ "dirac.removal_log_keep", "604800" },
 		{ "panda.timeout_interval", "1" },
 		{ "panda.timeout_batch", "10000" },
 		{ "panda.exempt_recheck", "60" },

@@ -426,7 +426,7 @@ static void test_event_round_trip(void **state)
 #define R_TIME "expected an integer in [0, 253402300799], got "
 #define R_ST                                                               \
 	"'; expected waiting, matched, running, stalled, completing, done, " \
-	"failed or killed"
+	"failed, killed or deleted"
 #define R_NEED "required with outcome matched"
 #define R_ONLY "only with outcome matched"
 /* accepted; refused naming the patched path; refused naming `field` */
@@ -900,6 +900,7 @@ static void test_status_words(void **state)
 		{CDT_ST_DONE, "done", 4},
 		{CDT_ST_FAILED, "failed", 4},
 		{CDT_ST_KILLED, "killed", 4},
+		{CDT_ST_DELETED, "deleted", 4},
 	};
 	assert_int_equal(NELEM(cases), CDT_NSTATUS);
 	for (size_t i = 0; i < NELEM(cases); i++) {

@@ -169,6 +169,7 @@ static void test_tq_put_sorted_sets(void **state)
 	assert_int_equal(tqi_job_add(x, 19, 5, 1), GB_OK);
 	assert_int_equal(tqi_job_add(x, 19, 4, 3), GB_OK);
 	assert_int_equal(tqi_set_seq(x, 19, 77), GB_OK);
+	assert_int_equal(tqi_set_rm_seq(x, 19, 41), GB_OK);
 	const char *ce[] = {"ce2.cern.ch", "ce1.cern.ch"};
 	struct tq_strset set2[TQ_NFIELDS];
 	memset(set2, 0, sizeof(set2));
@@ -184,6 +185,7 @@ static void test_tq_put_sorted_sets(void **state)
 	assert_true(v->set[TQ_F_GRID_CES].v[0] < v->set[TQ_F_GRID_CES].v[1]);
 	assert_int_equal(v->njobs, 2);
 	assert_int_equal(tqi_seq(x, 19), 77);
+	assert_int_equal(tqi_rm_seq(x, 19), 41); /* the two are apart */
 	assert_int_equal(tqi_ntqs(x), 7);
 
 	/* A NULL set pointer is "no requirement at all". */
@@ -250,7 +252,12 @@ static void test_tq_errors(void **state)
 	assert_int_equal(tqi_set_priority(x, 5, 1), GB_ENOTFOUND);
 	assert_int_equal(tqi_seq(x, 5), GB_ENOTFOUND);
 	assert_int_equal(tqi_set_seq(x, 5, 1), GB_ENOTFOUND);
+	assert_int_equal(tqi_rm_seq(x, 5), GB_ENOTFOUND);
+	assert_int_equal(tqi_set_rm_seq(x, 5, 1), GB_ENOTFOUND);
+	assert_int_equal(tqi_rm_seq(NULL, 5), GB_EINVAL);
 	assert_int_equal(put_tq(x, 5, "o", "g", 500, NULL, 0, 1), GB_OK);
+	assert_int_equal(tqi_rm_seq(x, 5), 0);
+	assert_int_equal(tqi_set_rm_seq(x, 5, -1), GB_EINVAL);
 	assert_int_equal(tqi_set_priority(x, 5, NAN), GB_EINVAL);
 	assert_int_equal(tqi_set_seq(x, 5, -1), GB_EINVAL);
 	assert_int_equal(tqi_set_priority(x, 5, 0.25), GB_OK);
