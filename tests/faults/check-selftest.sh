@@ -8,9 +8,9 @@
 # the drained events, replies and dead letters, and the database as
 # check.sh --no-db reads it), checks that check.sh passes it, then breaks it
 # one way at a time — a job given to two pilots (in the database and on the
-# wire only), a pilot given two jobs, a lost request, a decision published
-# as two events, a request decided twice, a job the load had ended matched
-# afterwards, and a few more — and checks that check.sh fails with exactly
+# wire only), a pilot given two jobs or two answers, a lost request, a
+# decision published as two events, a request decided twice, a job the load
+# had ended matched afterwards, and a few more — and checks that check.sh fails with exactly
 # the invariants each fault must raise, every other one staying 0. A
 # checker that always fails, or that reads the wrong column, fails here.
 set -euo pipefail
@@ -166,14 +166,14 @@ sed -i 's/^14\twaiting\t-$/14\tmatched\tr-pm-5/' "$W/double_match/db/wms_jobs.ts
 expect double_match 1 "jobs matched twice=1"
 
 # The same seen only on the wire: the database says r-pm-6 got nothing,
-# its reply says it got job 14.
+# its reply says it got job 14 (so r-pm-6 also got two answers).
 new double_match_wire
 pilot "$W/double_match_wire" r-pm-5 5 14
 pilot "$W/double_match_wire" r-pm-6 6 0
 sed -i 's/^r-pm-6\t0\t0\t6$/r-pm-6\t1\t14\t6/' "$W/double_match_wire/replies-2.tsv"
 sed -i '/^14$/d' "$W/double_match_wire/db/tq_jobs.tsv"
 sed -i 's/^14\twaiting\t-$/14\tmatched\tr-pm-5/' "$W/double_match_wire/db/wms_jobs.tsv"
-expect double_match_wire 1 "jobs matched twice=1"
+expect double_match_wire 1 "jobs matched twice=1" "pilots given two answers=1"
 
 # One pilot, two jobs: its reply says 14, its event says 15.
 new pilot_two_jobs
@@ -181,7 +181,14 @@ pilot "$W/pilot_two_jobs" r-pm-5 5 14
 sed -i 's|14/r-pm-5/5|15/r-pm-5/5|' "$W/pilot_two_jobs/events.tsv"
 sed -i '/^14$/d' "$W/pilot_two_jobs/db/tq_jobs.tsv"
 sed -i 's/^14\twaiting\t-$/14\tmatched\tr-pm-5/' "$W/pilot_two_jobs/db/wms_jobs.tsv"
-expect pilot_two_jobs 1 "pilots given two jobs=1"
+expect pilot_two_jobs 1 "pilots given two answers=1"
+
+# The database gives r-pm-2 job 14; its reply and its event say nothing.
+new pilot_answers_disagree
+sed -i 's/^2\tr-pm-2\t0$/2\tr-pm-2\t14/' "$W/pilot_answers_disagree/db/pilot_matches.tsv"
+sed -i '/^14$/d' "$W/pilot_answers_disagree/db/tq_jobs.tsv"
+sed -i 's/^14\twaiting\t-$/14\tmatched\tr-pm-2/' "$W/pilot_answers_disagree/db/wms_jobs.tsv"
+expect pilot_answers_disagree 1 "pilots given two answers=1"
 
 # A confirmed pilot.match with no decision row, no reply, no dead letter.
 new lost_request

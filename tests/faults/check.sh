@@ -66,7 +66,9 @@
 #                          request of the load with two events of one type
 #   jobs matched twice     a job given to two pilots (two pilot.match
 #                          requests: database, replies or events)
-#   pilots given two jobs  a pilot.match request given two different jobs
+#   pilots given two answers
+#                          a pilot.match request given two different jobs,
+#                          or a job in one record and nothing in another
 #                          (database, replies or events)
 #   killed job matched     a job the load ended while it waited, given to
 #                          a pilot after that (the rule is below)
@@ -228,7 +230,13 @@ dup_events=$(wc -l <"$C/events_duplicated")
 	awk -F'\t' '$1 != 0 { print $1 "\t" $2 }' "$C/event_items"
 } | sort -u >"$C/job_request"
 matched_twice=$(cut -f1 "$C/job_request" | uniq -d | tee "$C/jobs_twice" | wc -l)
-pilots_twice=$(cut -f2 "$C/job_request" | sort | uniq -d | tee "$C/pilots_twice" | wc -l)
+# (request, job or 0) from the same three: one answer per pilot.
+{
+	awk -F'\t' '{ print $2 "\t" $3 }' "$D/pilot_matches.tsv"
+	awk -F'\t' '{ print $1 "\t" ($2 == "1" ? $3 : 0) }' "$C/replies.ok"
+	awk -F'\t' '{ print $2 "\t" $1 }' "$C/event_items"
+} | sort -u >"$C/pilot_answer"
+pilots_twice=$(cut -f1 "$C/pilot_answer" | uniq -d | tee "$C/pilots_twice" | wc -l)
 
 # ---- the load's ends ---------------------------------------------------------------------
 # Ended jobs: job status ("killed", "failed" or "done" of a confirmed
@@ -304,7 +312,7 @@ inv "events missing" "$missing"
 inv "events unknown" "$unknown"
 inv "events duplicated" "$dup_events"
 inv "jobs matched twice" "$matched_twice"
-inv "pilots given two jobs" "$pilots_twice"
+inv "pilots given two answers" "$pilots_twice"
 inv "killed job matched" "$killed_matched"
 inv "jobs lost" "$jobs_lost"
 if (( jobs_lost )); then
