@@ -239,17 +239,20 @@ matched_twice=$(cut -f1 "$C/job_request" | uniq -d | tee "$C/jobs_twice" | wc -l
 pilots_twice=$(cut -f1 "$C/pilot_answer" | uniq -d | tee "$C/pilots_twice" | wc -l)
 
 # ---- the load's ends ---------------------------------------------------------------------
-# Ended jobs: job status ("killed", "failed" or "done" of a confirmed
-# job.status), then what wms_jobs says of each: job wms_status match_request.
-awk -F'\t' '$2 == "job.status" { split($3, a, ":"); if (a[2] == "killed" || a[2] == "failed" || a[2] == "done") print a[1] "\t" a[2] }' \
+# The final statuses the load sends (a status the load does not send can
+# only come from elsewhere, and the rule above needs the load's alone).
+FINAL='^(killed|failed|done)$'
+# Ended jobs: job status (a final status of a confirmed job.status), then
+# what wms_jobs says of each: job wms_status match_request.
+awk -F'\t' -v fin="$FINAL" '$2 == "job.status" { split($3, a, ":"); if (a[2] ~ fin) print a[1] "\t" a[2] }' \
 	"$C/sent.tsv" | sort -u >"$C/ended"
 join -t "$(printf '\t')" -a1 -e - -o 1.1,2.2,2.3 "$C/ended" <(sort "$D/wms_jobs.tsv") >"$C/ended_state"
 n_ended=$(wc -l <"$C/ended")
-ended_waiting=$(awk -F'\t' '$2 ~ /^(killed|failed|done)$/ && $3 == "-"' "$C/ended_state" | wc -l)
-ended_after_match=$(awk -F'\t' '$2 ~ /^(killed|failed|done)$/ && $3 != "-"' "$C/ended_state" | wc -l)
-ended_ignored=$(awk -F'\t' '$2 !~ /^(killed|failed|done)$/' "$C/ended_state" | wc -l)
+ended_waiting=$(awk -F'\t' -v fin="$FINAL" '$2 ~ fin && $3 == "-"' "$C/ended_state" | wc -l)
+ended_after_match=$(awk -F'\t' -v fin="$FINAL" '$2 ~ fin && $3 != "-"' "$C/ended_state" | wc -l)
+ended_ignored=$(awk -F'\t' -v fin="$FINAL" '$2 !~ fin' "$C/ended_state" | wc -l)
 # Violations, one line each: job request wms_status match_request.
-awk -F'\t' 'NR == FNR { if ($2 ~ /^(killed|failed|done)$/) { st[$1] = $2; mr[$1] = $3 }; next }
+awk -F'\t' -v fin="$FINAL" 'NR == FNR { if ($2 ~ fin) { st[$1] = $2; mr[$1] = $3 }; next }
 	($1 in st) && mr[$1] != $2 { print $1 "\t" $2 "\t" st[$1] "\t" mr[$1] }' \
 	"$C/ended_state" "$C/job_request" >"$C/killed_matched"
 killed_matched=$(cut -f1 "$C/killed_matched" | sort -u | wc -l)
