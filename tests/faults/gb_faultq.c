@@ -12,8 +12,9 @@
 **     Both are purged, so a re-run starts empty.
 **   gb_faultq drain -c CONFIG --queue Q --kind events|replies|dead --out F
 **     Read and remove every message of Q, one tab-separated line each:
-**       events:  message_id  routing_key  jobs  (pilot.matched:
-**                "jobID/request_id,..."; "-" otherwise)
+**       events:  message_id  routing_key  items  (pilot.matched and
+**                pilot.nomatch: "jobID/request_id/decision,...", jobID 0
+**                for a pilot that got nothing; "-" otherwise)
 **       replies: request_id  matched  job_id  decision_id
 **       dead:    message_id  routing_key  x-gridbroker-error or the broker's
 **                death reason
@@ -120,10 +121,15 @@ static int declare(const struct gb_config *cfg)
 	return 0;
 }
 
-/* The extra column of an events line: a pilot.matched event's jobs. */
-static void event_jobs(const struct amq_message *m, FILE *out)
+/* The extra column of an events line: the pilots a pilot.matched or
+** pilot.nomatch event reports, each with its decision id, so the checker
+** can tell from the stream alone a decision published under two message
+** ids or a pilot given two answers. */
+static void event_items(const struct amq_message *m, FILE *out)
 {
-	if (m->routing_key == NULL || strcmp(m->routing_key, "pilot.matched")) {
+	if (m->routing_key == NULL ||
+	    (strcmp(m->routing_key, "pilot.matched") &&
+	     strcmp(m->routing_key, "pilot.nomatch"))) {
 		fputs("-", out);
 		return;
 	}
@@ -137,10 +143,11 @@ static void event_jobs(const struct amq_message *m, FILE *out)
 		fprintf(out, "undecodable:%s", ce.field);
 	} else {
 		for (size_t i = 0; i < n; i++)
-			fprintf(out, "%s%lld/%s", i ? "," : "",
-				items[i].job_id,
+			fprintf(out, "%s%lld/%s/%lld", i ? "," : "",
+				items[i].matched ? items[i].job_id : 0,
 				items[i].request_id ? items[i].request_id
-						    : "-");
+						    : "-",
+				items[i].decision_id);
 	}
 	arena_free(&a);
 }
@@ -239,7 +246,7 @@ static int drain(const struct gb_config *cfg, const char *queue,
 		if (strcmp(kind, "events") == 0) {
 			fprintf(out, "%s\t%s\t", id,
 				m.routing_key ? m.routing_key : "-");
-			event_jobs(&m, out);
+			event_items(&m, out);
 			fputc('\n', out);
 		} else if (strcmp(kind, "replies") == 0) {
 			reply_line(&m, out);

@@ -19,13 +19,22 @@
 **   pilot.match  a sample pilot with a new pilotID; the reply goes to the
 **                durable queue gridbroker.faults.replies, read back here between
 **                publishes (so matched jobs can report running)
-**   job.status   DIRAC "running" for a job a reply said was matched, or a
-**                PanDA heartbeat for a job of an earlier job.broker
+**   job.status   DIRAC "running" for a job a reply said was matched, a
+**                PanDA heartbeat for a job of an earlier job.broker, or
+**                (one in three) DIRAC "killed", "failed" or "done" for a
+**                job this generator submitted at least LG_END_AGE s ago
+**                and has seen no reply match: it should still be waiting,
+**                and a waiting job that ends must never reach a pilot
+**                (TQ-09). Each job is ended at most once. Whether the
+**                worker applied the status before or after a match is
+**                the checker's business (check.sh), not a guess here: a
+**                reply for the job may still be on its way.
 **   bad          one in --bad-every messages is not msgpack at all: it
 **                must be dead-lettered, not lost and not retried forever
 **
 ** Ledgers (tab-separated, one line per confirmed request / read reply):
-**   sent:    message_id  type  detail (job ids, task id, pilot id)
+**   sent:    message_id  type  detail (job ids, task id, pilot id;
+**            job.status: "jobID:status", status "heartbeat" for PanDA)
 **   replies: request_id  matched(0/1)  job_id  decision_id
 ** Stops on SIGTERM/SIGINT once --messages requests are confirmed, after
 ** draining the replies that are waiting.
@@ -56,6 +65,11 @@
 
 #define LG_REPLY_QUEUE "gridbroker.faults.replies"
 #define LG_MAX_KEEP 200000 /* job ids remembered for job.status */
+/* A submission younger than this may not have reached a worker yet; a
+** status for a job the worker does not know is ignored, and such an end
+** would test nothing. */
+#define LG_END_AGE 2.0
+#define LG_SEEN_BITS 19 /* the set of matched jobs: 2^19 slots */
 
 static volatile sig_atomic_t g_stop;
 
@@ -76,6 +90,10 @@ struct lg {
 	long long next_task, next_djob, next_pilot;
 	long long *matched, nmatched;  /* DIRAC jobs a reply said matched */
 	long long *pjobs, npjobs;      /* PanDA jobs of sent job.broker */
+	long long *seen;               /* set of matched: open addressing */
+	long long nseen;
+	struct lg_sub { long long id; double t; } *subs; /* submitted by */
+	long long nsubs;               /* us, neither ended nor seen matched */
 };
 
 static uint64_t rnd(struct lg *g)
@@ -110,6 +128,32 @@ static void keep(long long **arr, long long *n, long long v)
 		(*arr)[(*n)++] = v;
 	else
 		(*arr)[v % LG_MAX_KEEP] = v;
+}
+
+/* The matched-jobs set; once it is half full it stops growing (a job not
+** remembered may then be ended after its match, which the checker
+** accepts: the match came first). */
+static size_t seen_slot(const struct lg *g, long long id)
+{
+	size_t mask = ((size_t)1 << LG_SEEN_BITS) - 1;
+	size_t i = (size_t)((uint64_t)id * 0x9E3779B97F4A7C15ULL >> 20) & mask;
+	while (g->seen[i] != 0 && g->seen[i] != id)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void seen_add(struct lg *g, long long id)
+{
+	size_t i = seen_slot(g, id);
+	if (g->seen[i] == 0 && g->nseen < (1LL << (LG_SEEN_BITS - 1))) {
+		g->seen[i] = id;
+		g->nseen++;
+	}
+}
+
+static int seen_has(const struct lg *g, long long id)
+{
+	return g->seen[seen_slot(g, id)] == id;
 }
 
 /* ---- the connection: open until it works, re-send until confirmed ------ */
@@ -178,8 +222,10 @@ static void lg_read_replies(struct lg *g, int max)
 				m.correlation_id ? m.correlation_id : "-",
 				r.matched, r.matched ? r.job_id : 0,
 				r.decision_id);
-			if (r.matched)
+			if (r.matched) {
 				keep(&g->matched, &g->nmatched, r.job_id);
+				seen_add(g, r.job_id);
+			}
 		} else {
 			fprintf(g->replies, "%s\tbad\t0\t0\n",
 				m.correlation_id ? m.correlation_id : "-");
@@ -321,6 +367,9 @@ static int gen_submit(struct lg *g, char *msgid, size_t n)
 	if (rc == GB_OK) {
 		snprintf(msgid, n, "%s-tq-%lld", g->run, jobs[0].job_id);
 		send_encoded(g, "job.submit", msgid, &sb, NULL, detail);
+		double t = now_s();
+		for (size_t i = 0; i < k && g->nsubs < LG_MAX_KEEP; i++)
+			g->subs[g->nsubs++] = (struct lg_sub){jobs[i].job_id, t};
 	} else {
 		fprintf(stderr, "loadgen: sample DIRAC job: %s\n", err);
 	}
@@ -358,14 +407,41 @@ static int gen_pilot(struct lg *g, char *msgid, size_t n)
 
 static long long g_status_seq;
 
+/* A job of ours to end: submitted long enough ago, not seen matched; it
+** leaves the pool either way. 0 when none is found in a few tries. */
+static long long pick_to_end(struct lg *g)
+{
+	double old = now_s() - LG_END_AGE;
+	for (int tries = 0; tries < 8 && g->nsubs > 0; tries++) {
+		long long i = (long long)(rnd(g) % (uint64_t)g->nsubs);
+		struct lg_sub c = g->subs[i];
+		if (c.t > old)
+			continue;
+		g->subs[i] = g->subs[--g->nsubs];
+		if (!seen_has(g, c.id))
+			return c.id;
+	}
+	return 0;
+}
+
 static int gen_status(struct lg *g, char *msgid, size_t n)
 {
+	static const enum cdt_job_status ends[] = {
+		CDT_ST_KILLED, CDT_ST_FAILED, CDT_ST_DONE};
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
-	long long job;
+	long long job = 0;
+	const char *word = "running";
 	int rc;
 	time_t t = time(NULL);
-	if (g->nmatched > 0 && (g->npjobs == 0 || rnd(g) % 2 == 0)) {
+	if (rnd(g) % 3 == 0)
+		job = pick_to_end(g);
+	if (job != 0) {
+		enum cdt_job_status st = ends[rnd(g) % 3];
+		struct cdt_status s = {job, st, (long long)t, NULL};
+		word = cdt_status_name(st);
+		rc = cdt_encode_status(&s, &sb);
+	} else if (g->nmatched > 0 && (g->npjobs == 0 || rnd(g) % 2 == 0)) {
 		job = g->matched[rnd(g) % (uint64_t)g->nmatched];
 		struct cdt_status s = {job, CDT_ST_RUNNING, (long long)t, NULL};
 		rc = cdt_encode_status(&s, &sb);
@@ -376,6 +452,7 @@ static int gen_status(struct lg *g, char *msgid, size_t n)
 		s.job_id = job;
 		s.heartbeat = 1;
 		s.time = (long long)t;
+		word = "heartbeat";
 		rc = cdp_encode_status(&s, &sb);
 	} else {
 		msgpack_sbuffer_destroy(&sb);
@@ -383,8 +460,8 @@ static int gen_status(struct lg *g, char *msgid, size_t n)
 	}
 	if (rc == GB_OK) {
 		snprintf(msgid, n, "%s-st-%lld", g->run, ++g_status_seq);
-		char d[32];
-		snprintf(d, sizeof(d), "%lld", job);
+		char d[48];
+		snprintf(d, sizeof(d), "%lld:%s", job, word);
 		send_encoded(g, "job.status", msgid, &sb, NULL, d);
 	}
 	msgpack_sbuffer_destroy(&sb);
@@ -503,7 +580,9 @@ int main(int argc, char **argv)
 	g.pilots = load_json(samples, "dirac-sample.json", "pilots");
 	g.matched = calloc(LG_MAX_KEEP, sizeof(long long));
 	g.pjobs = calloc(LG_MAX_KEEP, sizeof(long long));
-	if (!g.matched || !g.pjobs)
+	g.seen = calloc((size_t)1 << LG_SEEN_BITS, sizeof(long long));
+	g.subs = calloc(LG_MAX_KEEP, sizeof(*g.subs));
+	if (!g.matched || !g.pjobs || !g.seen || !g.subs)
 		return 2;
 	g.next_task = id_base;
 	g.next_djob = id_base * 10;
@@ -562,5 +641,7 @@ int main(int argc, char **argv)
 	json_decref(g.pilots);
 	free(g.matched);
 	free(g.pjobs);
+	free(g.seen);
+	free(g.subs);
 	return 0;
 }
