@@ -80,8 +80,8 @@
 #                          a final status for a waiting job must too)
 #   replies missing        pilot.match requests decided but never answered
 #
-# "killed job matched", the rule. The load generator ends (killed, failed
-# or done) jobs it submitted and has seen no reply match. Ended jobs are
+# "killed job matched", the rule. The load generator ends (killed, failed,
+# done or deleted) jobs it submitted and has seen no reply match. Ended jobs are
 # those of its confirmed job.status lines with a final status. Nothing
 # else sends a final status in the suite, so an ended job whose wms_jobs
 # status is final had the load's status applied; one whose status is not
@@ -241,7 +241,7 @@ pilots_twice=$(cut -f1 "$C/pilot_answer" | uniq -d | tee "$C/pilots_twice" | wc 
 # ---- the load's ends ---------------------------------------------------------------------
 # The final statuses the load sends (a status the load does not send can
 # only come from elsewhere, and the rule above needs the load's alone).
-FINAL='^(killed|failed|done)$'
+FINAL='^(killed|failed|done|deleted)$'
 # Ended jobs: job status (a final status of a confirmed job.status), then
 # what wms_jobs says of each: job wms_status match_request.
 awk -F'\t' -v fin="$FINAL" '$2 == "job.status" { split($3, a, ":"); if (a[2] ~ fin) print a[1] "\t" a[2] }' \

@@ -21,7 +21,8 @@
 **                publishes (so matched jobs can report running)
 **   job.status   DIRAC "running" for a job a reply said was matched, a
 **                PanDA heartbeat for a job of an earlier job.broker, or
-**                (one in three) DIRAC "killed", "failed" or "done" for a
+**                (one in three) DIRAC "killed", "failed", "done" or
+**                "deleted" for a
 **                job this generator submitted at least LG_END_AGE s ago
 **                and has seen no reply match: it should still be waiting,
 **                and a waiting job that ends must never reach a pilot
@@ -427,7 +428,7 @@ static long long pick_to_end(struct lg *g)
 static int gen_status(struct lg *g, char *msgid, size_t n)
 {
 	static const enum cdt_job_status ends[] = {
-		CDT_ST_KILLED, CDT_ST_FAILED, CDT_ST_DONE};
+		CDT_ST_KILLED, CDT_ST_FAILED, CDT_ST_DONE, CDT_ST_DELETED};
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	long long job = 0;
@@ -437,7 +438,8 @@ static int gen_status(struct lg *g, char *msgid, size_t n)
 	if (rnd(g) % 3 == 0)
 		job = pick_to_end(g);
 	if (job != 0) {
-		enum cdt_job_status st = ends[rnd(g) % 3];
+		enum cdt_job_status st =
+			ends[rnd(g) % (sizeof(ends) / sizeof(ends[0]))];
 		struct cdt_status s = {job, st, (long long)t, NULL};
 		word = cdt_status_name(st);
 		rc = cdt_encode_status(&s, &sb);
