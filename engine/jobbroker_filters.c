@@ -33,10 +33,12 @@
 **   exist but none matches. An entry without a readable "N%" gives a share.
 ** - PJ-13: queue coreCount 0 accepts any task. The cores used for memory,
 **   disk and walltime are the queue's coreCount, or the task's on a 0 queue.
-** - PJ-14: with no software need (task->sw NULL) every queue passes. A
-**   LIST queue needs the task's swVersion in its list; an AUTO queue goes
-**   through rc_check(), or is dropped (RC-01 "no_sw") when it publishes no
-**   dictionary.
+** - PJ-14: with no software need (task->sw NULL) every queue passes. An
+**   ANY queue passes only a task with no hardware spec ('#' or '&' in its
+**   architecture), since ANY publishes no architectures to check it
+**   against (code "hw_unchecked"). A LIST queue needs the task's swVersion
+**   in its list; an AUTO queue goes through rc_check(), or is dropped
+**   (RC-01 "no_sw") when it publishes no dictionary.
 ** - PJ-17: outDiskCount per event is in kB: divided by 1000 to get MB.
 **   nEvents and the input are those of the task's smallest job (fewest
 **   events, first on ties).
@@ -212,8 +214,20 @@ int jb_check_release(const struct jb_task *t, const struct jb_queue *q,
 		     const char *rule, struct dec_candidate *c)
 {
 	const struct rc_need *need = t->sw;
-	if (need == NULL || q->releases == JB_REL_ANY)
+	if (need == NULL)
 		return 1;
+	if (q->releases == JB_REL_ANY) {
+		/* ANY says nothing about the hardware: a task asking for a
+		** cpu or gpu cannot be checked there, so it does not go. */
+		if (!need->arch.has_cpu && !need->arch.has_gpu)
+			return 1;
+		return dec_reject(c, stage, rule, "hw_unchecked",
+				  "releases ANY publishes no architectures "
+				  "for the task's hardware spec (cpu %.0f, "
+				  "gpu %.0f)",
+				  NULL, (double)need->arch.has_cpu,
+				  (double)need->arch.has_gpu, 0, 0);
+	}
 	if (q->releases == JB_REL_LIST) {
 		const char *v = jb_str_or_empty(need->sw_version);
 		for (size_t i = 0; i < q->nrelease_list; i++)

@@ -18,11 +18,14 @@
 **   (likewise the gpu model after the first '-'); sw_platform keeps its own
 **   dashes ("x86_64-centos7-gcc8-opt"). A separator with nothing after it
 **   ("x#") still counts as given: the task asks for a cpu, naming nothing.
-** - RC-03. The cpu dictionary is checked only when the task has a '#' part
-**   and the gpu dictionary only when it has a '&' part (the seed: "if
-**   host_cpu_spec or host_gpu_spec is specified"). A queue publishing no
-**   cpu dictionary accepts any cpu spec, since every worker node has some
-**   cpu; a queue publishing no gpu dictionary rejects any gpu spec with
+** - RC-03. A published dictionary is checked for every task, hardware
+**   spec or not: an 'excl' list accepts only tasks asking one of its
+**   values, so the seed's AGLT2 gpu vendors ["nvidia","excl"] refuse a
+**   plain CPU task (code of the attribute, "no ... asked"). A task with a
+**   cpu spec ('#', even naming nothing) needs a cpu dictionary: a queue
+**   publishing none is refused with code "cpu", as the public code does
+**   (it only accepts a cpu spec that an architecture entry matches). A gpu
+**   spec ('&') on a queue publishing no gpu dictionary is refused with
 **   code "gpu", since it has no GPU to offer.
 ** - RC-05 resolves a container name through every tag of the "ALL" queue
 **   whose container_name equals it, using that tag's first source path.
@@ -230,32 +233,47 @@ static int check_attr(const struct hw_attr *a, const char *const *list,
 		      (double)n, 0);
 }
 
+static int check_cpu(const struct rc_hw *h, const struct rc_arch *a,
+		     struct dec_candidate *c, const char *stage)
+{
+	return check_attr(&HW_CPU_ARCH, h->arch, h->narch, a->cpu_arch, c,
+			  stage) &&
+	       check_attr(&HW_CPU_VENDOR, h->vendor, h->nvendor, a->cpu_vendor,
+			  c, stage) &&
+	       check_attr(&HW_CPU_INSTR, h->instr, h->ninstr, a->cpu_instr, c,
+			  stage);
+}
+
+static int check_gpu(const struct rc_hw *h, const struct rc_arch *a,
+		     struct dec_candidate *c, const char *stage)
+{
+	return check_attr(&HW_GPU_VENDOR, h->vendor, h->nvendor, a->gpu_vendor,
+			  c, stage) &&
+	       check_attr(&HW_GPU_MODEL, h->model, h->nmodel, a->gpu_model, c,
+			  stage);
+}
+
+/* RC-03: every published dictionary is checked, because an 'excl' list
+** must refuse a task that asks nothing of it (its fields are "" then). */
 static int check_hw(const struct rc_arch *a, const struct rc_sw *sw,
 		    struct dec_candidate *c, const char *stage)
 {
-	if (a->has_cpu && sw->cpu != NULL) {
-		const struct rc_hw *h = sw->cpu;
-		if (!check_attr(&HW_CPU_ARCH, h->arch, h->narch, a->cpu_arch, c,
-				stage) ||
-		    !check_attr(&HW_CPU_VENDOR, h->vendor, h->nvendor,
-				a->cpu_vendor, c, stage) ||
-		    !check_attr(&HW_CPU_INSTR, h->instr, h->ninstr,
-				a->cpu_instr, c, stage))
+	if (sw->cpu != NULL) {
+		if (!check_cpu(sw->cpu, a, c, stage))
 			return 0;
+	} else if (a->has_cpu) {
+		return reject(c, stage, "RC-03", "cpu",
+			      "the task asks for a cpu (%s) but the queue "
+			      "publishes no cpu architectures",
+			      a->cpu_arch, 0, 0);
 	}
-	if (a->has_gpu) {
-		const struct rc_hw *h = sw->gpu;
-		if (h == NULL)
-			return reject(c, stage, "RC-03", "gpu",
-				      "the task asks for a GPU but the queue "
-				      "publishes no gpu dictionary",
-				      NULL, 0, 0);
-		if (!check_attr(&HW_GPU_VENDOR, h->vendor, h->nvendor,
-				a->gpu_vendor, c, stage) ||
-		    !check_attr(&HW_GPU_MODEL, h->model, h->nmodel,
-				a->gpu_model, c, stage))
-			return 0;
-	}
+	if (sw->gpu != NULL)
+		return check_gpu(sw->gpu, a, c, stage);
+	if (a->has_gpu)
+		return reject(c, stage, "RC-03", "gpu",
+			      "the task asks for a GPU but the queue "
+			      "publishes no gpu dictionary",
+			      NULL, 0, 0);
 	return 1;
 }
 

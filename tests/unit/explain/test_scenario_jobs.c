@@ -559,12 +559,14 @@ static const struct expect examples[] = {
 	 "SARA-MATRIX_UCORE:PJ-19:blacklist",
 	 "memory 7200 MB < minrss 32000 MB (8 cores)", ""},
 	{"jobs-release-auto.json", DEC_ASSIGNED,
-	 "AGLT2_UCORE,NET2_TAGS_UCORE,SLAC_ANY_UCORE",
+	 "AGLT2_CPU_UCORE,NET2_TAGS_UCORE",
+	 "AGLT2_UCORE:RC-03:gpu_vendor,NET2_NOARCH_UCORE:RC-03:cpu,"
+	 "SLAC_ANY_UCORE:PJ-14:hw_unchecked,"
 	 "CERN-ARM_UCORE:RC-03:cpu_arch,MWT2_AMD_UCORE:RC-03:cpu_vendor,"
 	 "SWT2_CPB_AVX512_UCORE:RC-03:cpu_instr,BU_OLD_UCORE:RC-07:release,"
 	 "UTA_SLC6_UCORE:RC-07:release,OU_NOSW_UCORE:RC-01:no_sw,"
 	 "WT2_LIST_UCORE:PJ-14:cache",
-	 "release 21.0.38 not among the queue's 2 releases", NULL},
+	 "the queue's 2 gpu vendors are exclusive (excl)", NULL},
 	{"jobs-container.json", DEC_ASSIGNED,
 	 "AGLT2_GPU,MWT2_GPU,BNL_GPU,SLAC_GPU",
 	 "NET2_GPU:RC-05:container,SWT2_CPB_CPU:RC-03:gpu,"
