@@ -535,12 +535,83 @@ static void test_pj14_auto_queues_use_rc_check(void **state)
 	f->t.sw = &need;
 	fx_run(f, 1);
 	assert_alive(f, "AUTO_OK");
-	/* PJ-14: the RC-* rule that failed is reported, at stage software. */
-	const struct dec_candidate *c = cand(f, "AUTO_BARE");
-	assert_true(dec_dropped(c));
-	assert_string_equal(c->stage, "software");
-	assert_memory_equal(c->reasons[0].rule, "RC-0", 4);
+	/* PJ-14: the RC-* rule that failed is reported, at stage software,
+	** with its code and numbers: no tag for 21.0.38 among the 0 tags,
+	** and none of the 0 cvmfs entries is atlas (RC-06 failed, RC-07 the
+	** fallback). */
+	const struct dec_reason *r =
+		assert_dropped(f, "AUTO_BARE", "RC-07", "release");
+	assert_string_equal(cand(f, "AUTO_BARE")->stage, "software");
+	assert_string_equal(r->str, "21.0.38");
+	assert_near(r->v[0], 0, 0);
+	assert_near(r->v[1], 0, 0);
+	assert_reason_text(r, "release 21.0.38 of the task's project and "
+			      "platform is not among the queue's 0 tags, and "
+			      "cvmfs lacks the task's repository (0 entries)");
+	/* The other side: one cvmfs entry that is not atlas, one tag of
+	** another release. */
+	static const char *const nightlies[] = {"nightlies"};
+	static const struct rc_tag old_tag[] = {
+		{"x86_64-centos7-gcc8-opt", "", "Athena", "21.0.37", NULL, 0},
+	};
+	bare.cvmfs = nightlies;
+	bare.ncvmfs = 1;
+	bare.tags = old_tag;
+	bare.ntags = 1;
+	fx_run(f, 1);
+	r = assert_dropped(f, "AUTO_BARE", "RC-07", "release");
+	assert_near(r->v[0], 1, 0);
+	assert_near(r->v[1], 1, 0);
+	/* ... and with the tag of 21.0.38 RC-07 takes it. */
+	static const struct rc_tag new_tag[] = {
+		{"x86_64-centos7-gcc8-opt", "", "Athena", "21.0.38", NULL, 0},
+	};
+	bare.tags = new_tag;
+	fx_run(f, 1);
+	assert_alive(f, "AUTO_BARE");
+	assert_stage(f, "software", 2, 2);
 	free(f);
+}
+
+/* PJ-14 with releases=ANY: no software check, but ANY publishes no
+** architectures, so a task with a cpu ('#') or gpu ('&') spec cannot be
+** checked there and is refused with the two flags as the numbers. */
+static void test_pj14_any_needs_no_hardware_spec(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *arch;
+		const char *code; /* NULL: ANY keeps the queue */
+		double cpu, gpu;
+	} cases[] = {
+		{"x86_64-centos7-gcc8-opt", NULL, 0, 0},
+		{"x86_64-centos7-gcc8-opt@centos7", NULL, 0, 0},
+		{"x86_64-centos7-gcc8-opt#x86_64", "hw_unchecked", 1, 0},
+		{"x86_64-centos7-gcc8-opt#", "hw_unchecked", 1, 0},
+		{"x86_64-centos7-gcc8-opt&nvidia", "hw_unchecked", 0, 1},
+		{"x86_64-centos7-gcc8-opt#x86_64&nvidia", "hw_unchecked", 1, 1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		fx_add(f, "ANY");
+		struct rc_need need;
+		memset(&need, 0, sizeof(need));
+		assert_int_equal(rc_parse_arch(cases[i].arch, &need.arch),
+				 GB_OK);
+		need.sw_project = "Athena";
+		need.sw_version = "21.0.38";
+		f->t.sw = &need;
+		fx_run(f, 1);
+		if (cases[i].code == NULL) {
+			assert_alive(f, "ANY");
+		} else {
+			const struct dec_reason *r = assert_dropped(
+				f, "ANY", "PJ-14", cases[i].code);
+			assert_near(r->v[0], cases[i].cpu, 0);
+			assert_near(r->v[1], cases[i].gpu, 0);
+		}
+		free(f);
+	}
 }
 
 /* ---- PJ-15 / PJ-16 / PJ-17 ---------------------------------------------- */
@@ -1013,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_pj13_core_count_matching),
 		cmocka_unit_test(test_pj14_release_list_and_any),
 		cmocka_unit_test(test_pj14_auto_queues_use_rc_check),
+		cmocka_unit_test(test_pj14_any_needs_no_hardware_spec),
 		cmocka_unit_test(test_pj15_memory_range),
 		cmocka_unit_test(test_pj16_direct_access_only),
 		cmocka_unit_test(test_pj17_disk_formula),
