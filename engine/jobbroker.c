@@ -34,7 +34,10 @@
 **   1000) is decided once in setup_ctx().
 ** - PJ-24 compares with the raw running count, PJ-33/34 with PJ-28's.
 ** - PJ-28: the bootstrap terms (nBatchJob, numSlots, starting) apply only up
-**   to MAX_PRIO_TO_BOOTSTRAP, as in the public code.
+**   to MAX_PRIO_TO_BOOTSTRAP, as in the public code. numSlots > 0 gives
+**   max(numSlots / cores, running), cores being the queue's coreCount (the
+**   task's on a coreCount 0 queue), unrounded; numSlots 0 adds the starting
+**   jobs to running (the public code's sum, not the seed's max).
 ** - PJ-30: manyAssigned = clamp((assigned+1)/(activated+1), 1, 2), the
 **   public code's smoothing (the seed's assigned/activated divides by zero
 **   on an empty queue).
@@ -113,10 +116,16 @@ double jb_running(const struct jb_queue *q, const struct jb_task *t,
 		return r; /* bootstrap terms are for low-priority work only */
 	if (r < JB_BOOTSTRAP_BATCH_CAP && k->nbatchjob > r)
 		r = fmax(r, fmin(k->nbatchjob, JB_BOOTSTRAP_BATCH_CAP));
+	/* numSlots counts cores a queue was given (Harvester slots), not
+	** jobs: a job takes the queue's coreCount of them (the task's on a
+	** coreCount 0 queue, the cores PJ-13 says a job uses there). */
+	long cores = q->core_count > 0 ? q->core_count : t->core_count;
+	if (cores < 1)
+		cores = 1;
 	if (q->num_slots > 0)
-		r = fmax(r, (double)q->num_slots);
+		r = fmax(r, (double)q->num_slots / (double)cores);
 	else if (q->num_slots == 0)
-		r = fmax(r, k->starting);
+		r += k->starting;
 	return r;
 }
 

@@ -95,7 +95,7 @@ struct jb_queue {
 	enum jb_es es;        /* PJ-23 */
 	int dynamic_nevents;  /* supports a dynamic number of events (PJ-23) */
 	double transferring_limit; /* PJ-24, 0 = JB_TRANSFERRING_LIMIT */
-	long num_slots;       /* PJ-28: -1 unset, 0 = use starting, > 0 slots */
+	long num_slots;       /* PJ-28: -1 unset, 0 = add starting, > 0 cores */
 	long long last_pilot; /* unix s of the last pilot request, 0 never (PJ-26) */
 	long long last_start; /* unix s of the last job start, 0 never (PJ-09) */
 	const char *storage;  /* local storage endpoint name */
@@ -255,7 +255,9 @@ int jb_broker(const struct jb_task *task, const struct jb_queue *queues,
 
 /* The pieces, exported for the tests and `explain`. */
 
-/* PJ-28: the running count the weight uses. */
+/* PJ-28: the running count the weight and the caps use: max(running,
+** numSlots / cores) with numSlots > 0, running + starting with numSlots 0,
+** after the nBatchJob bootstrap; real running above MAX_PRIO_TO_BOOTSTRAP. */
 double jb_running(const struct jb_queue *q, const struct jb_task *t,
 		  const struct jb_params *p);
 

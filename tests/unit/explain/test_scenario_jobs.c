@@ -572,6 +572,12 @@ static const struct expect examples[] = {
 	 "NET2_GPU:RC-05:container,SWT2_CPB_CPU:RC-03:gpu,"
 	 "UTA_AMD_GPU:RC-03:gpu_vendor,CERN-A100_GPU:RC-03:gpu_model",
 	 "container atlas/athena:22.0.1 matches none", NULL},
+	/* PJ-28: 800 slots on 8 cores are 100 running, cap 200 < 260. */
+	{"jobs-numslots.json", DEC_ASSIGNED,
+	 "NET2_MCORE,MWT2_MCORE_SLOTS,AGLT2_MCORE_ZERO",
+	 "BNL_MCORE_SLOTS:PJ-33:cap",
+	 "activated+starting 260 > cap 200 = max(NQUEUELIMITSITE 20, 2 x "
+	 "running 100)", NULL},
 	{"jobs-network.json", DEC_ASSIGNED,
 	 "CERN-PROD_UCORE,DESY-HH_UCORE,PIC_UCORE,GRIF_UCORE,"
 	 "BEIJING-LCG2_UCORE",

@@ -514,7 +514,8 @@ static json_t *anal_max(void)
 
 static const char *const jobs_files[] = {
 	"jobs-assign.json",  "jobs-container.json",    "jobs-network.json",
-	"jobs-pending.json", "jobs-release-auto.json", NULL};
+	"jobs-pending.json", "jobs-release-auto.json", "jobs-numslots.json",
+	NULL};
 static const char *const anal_files[] = {"analysis-assign.json",
 					 "analysis-locality-retry.json",
 					 "analysis-throttled.json", NULL};
