@@ -156,14 +156,74 @@ double jb_memory_mb(const struct jb_task *t, long cores)
 	       JB_MEM_COMPENSATION;
 }
 
+/* MB per unit of a per-event outDiskCount; 0 for a ratio. */
+static double out_mb_per_unit(enum jb_out_unit u)
+{
+	switch (u) {
+	case JB_OUT_KB_PER_EVENT:
+		return 1.0 / 1024.0;
+	case JB_OUT_MB_PER_EVENT:
+		return 1.0;
+	case JB_OUT_GB_PER_EVENT:
+		return 1024.0;
+	case JB_OUT_RATIO:
+		break;
+	}
+	return 0;
+}
+
 double jb_disk_mb(const struct jb_task *t, long nevents, double input_mb,
 		  int direct_access)
 {
-	double out = t->out_disk_per_event
-			     ? t->out_disk_count * (double)nevents / 1000.0
+	double out = t->out_disk_unit != JB_OUT_RATIO
+			     ? t->out_disk_count * (double)nevents *
+				       out_mb_per_unit(t->out_disk_unit)
 			     : t->out_disk_count * input_mb;
 	return (direct_access ? 0.0 : input_mb) +
 	       fmax(JB_MIN_OUT_DISK_MB, out) + t->work_disk_count;
+}
+
+double jb_maxwdir_mb(const struct jb_task *t, const struct jb_queue *q)
+{
+	if (q->core_count <= 0)
+		return q->maxwdir;
+	return q->maxwdir * (double)t->core_count / (double)q->core_count;
+}
+
+double jb_task_diskio(const struct jb_task *t, const struct jb_queue *q)
+{
+	if (t->core_count > 1 && q->core_count > 0)
+		return t->diskio / (double)q->core_count;
+	return t->diskio;
+}
+
+enum jb_out_unit jb_out_unit_parse(const char *unit)
+{
+	static const char suffix[] = "PerEvent";
+	size_t k = sizeof(suffix) - 1;
+	size_t n = unit != NULL ? strlen(unit) : 0;
+	if (n < k || strcmp(unit + n - k, suffix) != 0)
+		return JB_OUT_RATIO;
+	if (strncmp(unit, "GB", 2) == 0)
+		return JB_OUT_GB_PER_EVENT;
+	if (strncmp(unit, "MB", 2) == 0)
+		return JB_OUT_MB_PER_EVENT;
+	return JB_OUT_KB_PER_EVENT;
+}
+
+const char *jb_out_unit_name(enum jb_out_unit u)
+{
+	switch (u) {
+	case JB_OUT_KB_PER_EVENT:
+		return "kBPerEvent";
+	case JB_OUT_MB_PER_EVENT:
+		return "MBPerEvent";
+	case JB_OUT_GB_PER_EVENT:
+		return "GBPerEvent";
+	case JB_OUT_RATIO:
+		break;
+	}
+	return "kB";
 }
 
 double jb_walltime_s(const struct jb_task *t, long nevents, long cores,
@@ -301,6 +361,7 @@ static int task_valid(const struct jb_task *t)
 	    t->core_count < 1 || t->max_core_count < 0 ||
 	    !nonneg(t->base_ram) || !nonneg(t->ram_count) ||
 	    !nonneg(t->out_disk_count) || !nonneg(t->work_disk_count) ||
+	    (unsigned)t->out_disk_unit > JB_OUT_GB_PER_EVENT ||
 	    !nonneg(t->cpu_time) || !isfinite(t->cpu_efficiency) ||
 	    !(t->cpu_efficiency > 0) || t->cpu_efficiency > 100 ||
 	    !nonneg(t->base_time) || !isfinite(t->t1_weight) ||

@@ -112,6 +112,15 @@ struct jb_queue {
 	long missing_files;   /* files to transfer */
 };
 
+/* PJ-17: outDiskCountUnit. A per-event unit gives the output of one event;
+** any other unit makes outDiskCount a ratio to the job's input. */
+enum jb_out_unit {
+	JB_OUT_RATIO = 0,    /* "", "kB", ...: outDiskCount x input */
+	JB_OUT_KB_PER_EVENT, /* "kBPerEvent" */
+	JB_OUT_MB_PER_EVENT, /* "MBPerEvent" */
+	JB_OUT_GB_PER_EVENT, /* "GBPerEvent" */
+};
+
 /* One job of the request. */
 struct jb_job {
 	long long job_id;
@@ -134,8 +143,8 @@ struct jb_task {
 	long max_core_count;         /* 0 = unset (PJ-13) */
 	double base_ram;             /* baseRamCount, MB (PJ-15) */
 	double ram_count;            /* ramCount, MB per core (PJ-15) */
-	double out_disk_count;       /* outDiskCount: kB/event or ratio (PJ-17) */
-	int out_disk_per_event;      /* outDiskCountUnit ends with PerEvent */
+	double out_disk_count;       /* outDiskCount, in out_disk_unit (PJ-17) */
+	enum jb_out_unit out_disk_unit; /* outDiskCountUnit, jb_out_unit_parse */
 	double work_disk_count;      /* workDiskCount, MB (PJ-17) */
 	double cpu_time;             /* HS06 s per event (PJ-21) */
 	double cpu_efficiency;       /* percent, > 0 (PJ-21) */
@@ -271,9 +280,26 @@ double jb_data_factor(double local_gb, double total_gb, long missing_files);
 /* PJ-15: the expected memory of a job on a queue with `cores` cores. */
 double jb_memory_mb(const struct jb_task *t, long cores);
 
-/* PJ-17: the expected disk use of a job of `nevents` with `input_mb`. */
+/* PJ-17: the expected disk use of a job of `nevents` with `input_mb`, in
+** MB (1 MB = 1024 kB, as PanDA counts). */
 double jb_disk_mb(const struct jb_task *t, long nevents, double input_mb,
 		  int direct_access);
+
+/* PJ-17: the scratch a job may use at `q`: maxwdir x task coreCount /
+** queue coreCount, all of maxwdir at a coreCount 0 queue (MB). */
+double jb_maxwdir_mb(const struct jb_task *t, const struct jb_queue *q);
+
+/* PJ-12: the task's diskIO per core at `q`: divided by the queue's
+** coreCount for a multicore task at a multicore queue (kB/s). */
+double jb_task_diskio(const struct jb_task *t, const struct jb_queue *q);
+
+/* PJ-17: the unit of outDiskCountUnit: "kBPerEvent", "MBPerEvent",
+** "GBPerEvent" (by their first two letters, as PanDA reads them; any other
+** prefix of a PerEvent unit is kB), else JB_OUT_RATIO. NULL reads as "". */
+enum jb_out_unit jb_out_unit_parse(const char *unit);
+
+/* The unit's canonical word ("kB" for a ratio), for writing it back. */
+const char *jb_out_unit_name(enum jb_out_unit u);
 
 /* PJ-21: the expected walltime of a job of `nevents` on `cores` x `power`. */
 double jb_walltime_s(const struct jb_task *t, long nevents, long cores,

@@ -39,9 +39,16 @@
 **   against (code "hw_unchecked"). A LIST queue needs the task's swVersion
 **   in its list; an AUTO queue goes through rc_check(), or is dropped
 **   (RC-01 "no_sw") when it publishes no dictionary.
-** - PJ-17: outDiskCount per event is in kB: divided by 1000 to get MB.
-**   nEvents and the input are those of the task's smallest job (fewest
-**   events, first on ties).
+** - PJ-12: the task's diskIO is per core at the queue, as in the public
+**   code: a multicore task's diskIO is divided by a multicore queue's
+**   coreCount (a single-core task, or a coreCount 0 queue, as it is).
+** - PJ-17: outDiskCount per event is in the unit outDiskCountUnit names
+**   (kB, MB or GB per event; 1 MB = 1024 kB, as PanDA counts). Otherwise
+**   it is a ratio to the job's input. nEvents and the input are those of
+**   the task's smallest job (fewest events, first on ties). The scratch is
+**   maxwdir x task coreCount / queue coreCount (PanDA's; the seed's
+**   maxwdir / coreCount would give an 8-core task an eighth of an 8-core
+**   slot), all of maxwdir at a coreCount 0 queue.
 ** - PJ-22 connectivity table (words compared case-insensitively; a value
 **   is "conn#stack" with either part optional):
 **       task conn ""      accepted by every queue
@@ -180,12 +187,13 @@ int jb_check_diskio(const struct jb_task *t, const struct jb_queue *q,
 {
 	double limit = isfinite(q->max_diskio) ? q->max_diskio
 					       : max_diskio_default;
-	if (!(q->diskio_avg > limit && t->diskio > limit))
+	double task = jb_task_diskio(t, q);
+	if (!(q->diskio_avg > limit && task > limit))
 		return 1;
 	return dec_reject(c, stage, rule, "diskIO",
 			  "task diskIO %g and queue average %g kB/s/core > "
-			  "limit %g",
-			  NULL, t->diskio, q->diskio_avg, limit, 0);
+			  "limit %g (task diskIO %g over the queue's cores)",
+			  NULL, task, q->diskio_avg, limit, t->diskio);
 }
 
 int jb_check_cores(const struct jb_task *t, const struct jb_queue *q,
@@ -486,12 +494,14 @@ static int f_disk(const struct jb_ctx *ctx, const struct jb_queue *q,
 		return 1;
 	double disk = jb_disk_mb(ctx->t, ctx->min_nevents, ctx->min_input_mb,
 				 q->direct_access);
-	double limit = q->maxwdir / (double)ctx->f.cores;
+	double limit = jb_maxwdir_mb(ctx->t, q);
 	if (disk < limit)
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-17", "disk",
-			  "disk %g MB >= maxwdir %g MB / %g cores",
-			  NULL, disk, q->maxwdir, (double)ctx->f.cores, 0);
+			  "disk %g MB >= %g MB: maxwdir %g MB x task/queue "
+			  "cores %.4g",
+			  NULL, disk, limit, q->maxwdir,
+			  q->maxwdir > 0 ? limit / q->maxwdir : 1);
 }
 
 /* PJ-18: free space at the queue's storage. */

@@ -279,7 +279,7 @@ static const struct filter_case filter_cases[] = {
 	{"AJ-06", "excluded", "sites", m_excluded, {1, 0, 0, 0}},
 	{"AJ-07", "status", "status", m_status, {0, 0, 0, 0}},
 	{"AJ-08", "locality", "locality", m_locality, {3, 2.5, 1000, 0}},
-	{"AJ-09", "diskIO", "disk io", m_diskio, {700, 600, 500, 0}},
+	{"AJ-09", "diskIO", "disk io", m_diskio, {700, 600, 500, 700}},
 	{"AJ-10", "cpucore", "core count", m_cores, {8, 1, 0, 0}},
 	{"AJ-11", "avoid_vp", "vp", m_avoid_vp, {0, 0, 0, 0}},
 	{"AJ-12", "cache", "software", m_cache, {1, 0, 0, 0}},

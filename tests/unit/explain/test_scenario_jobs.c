@@ -186,7 +186,7 @@ static void test_valid_base(void **state)
 	assert_int_equal(r->t.task_id, 7);
 	assert_string_equal(r->t.gshare, "MC Simul");
 	assert_int_equal(r->t.scope, TB_SCOPE_NUCLEUS_ONLY);
-	assert_true(r->t.out_disk_per_event);
+	assert_int_equal(r->t.out_disk_unit, JB_OUT_KB_PER_EVENT);
 	assert_near(r->t.cpu_efficiency, 100, 0); /* default */
 	assert_int_equal(r->need.kind, RC_NIGHTLY);
 	assert_string_equal(r->need.sw_version, "21.0.38");
@@ -578,6 +578,13 @@ static const struct expect examples[] = {
 	 "BNL_MCORE_SLOTS:PJ-33:cap",
 	 "activated+starting 260 > cap 200 = max(NQUEUELIMITSITE 20, 2 x "
 	 "running 100)", NULL},
+	/* PJ-17: 2 MB per event x 1000 + 1000 = 3000 MB; maxwdir x 8 / 8.
+	** PJ-12: 3200 kB/s over 8 cores. */
+	{"jobs-disk-units.json", DEC_ASSIGNED,
+	 "BNL_MCORE,MWT2_UCORE,NDGF-T1_MCORE",
+	 "AGLT2_MCORE:PJ-17:disk,SARA-MATRIX_MCORE:PJ-12:diskIO",
+	 "disk 3000 MB >= 2900 MB: maxwdir 2900 MB x task/queue cores 1",
+	 NULL},
 	{"jobs-network.json", DEC_ASSIGNED,
 	 "CERN-PROD_UCORE,DESY-HH_UCORE,PIC_UCORE,GRIF_UCORE,"
 	 "BEIJING-LCG2_UCORE",
