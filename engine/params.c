@@ -69,7 +69,7 @@ const struct prm_def prm_table[] = {
 	{"job_timeout", "TIMEOUT_holding", 48, 0, BIG, "h", 0, "TO-10: holding jobs below priority 800"},
 	{"rebroker", "FAST_REBRO_THRESHOLD_NQNR_RATIO", 3, 0, BIG, "", 0, "TO-13: nQueue/nRun above which a queue is overshooting"},
 	{"rebroker", "FAST_REBRO_THRESHOLD_NQUEUE_FRAC", 0.3, 0, 1, "", 0, "TO-13: share of the gshare's queued jobs at one queue"},
-	{"rebroker", "FAST_REBRO_THRESHOLD_NQUEUE", NAN, 0, BIG, "jobs", PRM_SUFFIX, "TO-13: per gshare (FAST_REBRO_THRESHOLD_NQUEUE_<gshare>); unset: never"},
+	{"rebroker", "FAST_REBRO_THRESHOLD_NQUEUE", NAN, 0, BIG, "jobs", PRM_SUFFIX, "TO-13: per gshare only (FAST_REBRO_THRESHOLD_NQUEUE_<gshare>; the bare key opts no gshare in); unset: never"},
 	{"rebroker", "ANALY_TIMEOUT", 12, 0, BIG, "h", PRM_SUFFIX, "analysis jobs without progress are rebrokered after this"},
 	{"watchdog", "PENDING_TIMEOUT", 168, 0, BIG, "h", PRM_SUFFIX, "a task pending longer than this is exhausted"},
 	{NULL, NULL, 0, 0, 0, NULL, 0, NULL},
