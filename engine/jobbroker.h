@@ -153,7 +153,7 @@ struct jb_task {
 	int direct_access_only;      /* PJ-16 */
 	int use_es;                  /* event service jobs (PJ-23) */
 	int dynamic_nevents;         /* PJ-23 */
-	double t1_weight;            /* -1: nucleus queues only (PJ-25) */
+	double t1_weight;            /* < 0: nucleus queues only (PJ-25) */
 	int scout, merge, premerged; /* flags of this set of jobs */
 	/* Software (PJ-14 / RC-*): the parsed need, and the raw version for a
 	** JB_REL_LIST queue. */

@@ -61,6 +61,10 @@
 **       task stack IPv4   needs queue stack IPv4 (IPv6 likewise; a queue
 **                         with no stack accepts only tasks with none)
 ** - PJ-24 compares with the raw running count (PJ-33/34 use PJ-28's).
+** - PJ-25: t1Weight < 0 (the public code's test; the seed names -1).
+** - PJ-26: a queue with numSlots set (0 included) is not checked for
+**   pilots, as in the public code: Harvester fills the slots it was given
+**   whether or not pilots asked recently.
 ** - PJ-27: express is processingType containing "urgent" or priority >=
 **   1000 (the seed's >=; the public code has > 1000). Only with NW_ACTIVE,
 **   as in the public code.
@@ -601,23 +605,25 @@ static int f_transferring(const struct jb_ctx *ctx, const struct jb_queue *q,
 			  q->counts.running, 0);
 }
 
-/* PJ-25: t1Weight -1 keeps normal jobs at the nucleus. */
+/* PJ-25: a negative t1Weight keeps normal jobs at the nucleus. */
 static int f_t1weight(const struct jb_ctx *ctx, const struct jb_queue *q,
 		      struct dec_candidate *c)
 {
 	(void)q;
-	if (ctx->t->t1_weight != -1 || ctx->scout_or_merge ||
+	if (!(ctx->t->t1_weight < 0) || ctx->scout_or_merge ||
 	    ctx->f.associated)
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-25", "t1weight",
-			  "t1Weight %g: only queues at the nucleus", NULL,
+			  "t1Weight %g < %g: only queues at the nucleus", NULL,
 			  ctx->t->t1_weight, 0, 0, 0);
 }
 
-/* PJ-26: no pilot for 3 hours. */
+/* PJ-26: no pilot for 3 hours, unless Harvester gave the queue slots. */
 static int f_pilot(const struct jb_ctx *ctx, const struct jb_queue *q,
 		   struct dec_candidate *c)
 {
+	if (q->num_slots >= 0)
+		return 1;
 	if (q->last_pilot == 0)
 		return dec_reject(c, ctx->stage, "PJ-26", "nopilot",
 				  "no pilot ever", NULL, 0, JB_NOPILOT_S, 0,
@@ -709,7 +715,7 @@ int jb_row_applies(const struct jb_ctx *ctx, const struct jb_filter *f)
 	if (f->fn == f_ip)
 		return ctx->ip_conn.n > 0 || ctx->ip_stack.n > 0;
 	if (f->fn == f_t1weight)
-		return t->t1_weight == -1 && !ctx->scout_or_merge;
+		return t->t1_weight < 0 && !ctx->scout_or_merge;
 	if (f->fn == f_network)
 		return ctx->express && ctx->p->nw_active;
 	return 1;

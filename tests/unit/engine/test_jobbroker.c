@@ -1107,6 +1107,36 @@ static void test_pj25_t1weight_minus_one(void **state)
 	free(f);
 }
 
+/* PJ-25: t1Weight < 0, as PanDA tests it, not only -1; 0 is the edge. */
+static void test_pj25_t1weight_negative(void **state)
+{
+	(void)state;
+	static const struct {
+		double t1;
+		int dropped;
+	} cases[] = {
+		{-2, 1}, {-1, 1}, {-0.5, 1}, {-1e-9, 1}, {0, 0}, {1e-9, 0},
+		{100, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		fx_add(f, "SAT");
+		fx_add(f, "AT_NUC")->nucleus = "NUC";
+		f->t.t1_weight = cases[i].t1;
+		fx_run(f, 1);
+		assert_alive(f, "AT_NUC");
+		if (!cases[i].dropped) {
+			assert_alive(f, "SAT");
+		} else {
+			const struct dec_reason *r =
+				assert_dropped(f, "SAT", "PJ-25", "t1weight");
+			assert_near(r->v[0], cases[i].t1, 0);
+			assert_near(r->v[1], 0, 0);
+		}
+		free(f);
+	}
+}
+
 /* PJ-26 */
 static void test_pj26_no_pilot(void **state)
 {
@@ -1125,6 +1155,38 @@ static void test_pj26_no_pilot(void **state)
 			   "no pilot ever");
 	assert_stage(f, "pilot", 3, 1);
 	free(f);
+}
+
+/* PJ-26: a queue with numSlots set (0 included, -1 is unset) is not
+** checked for pilots, as in PanDA; on both sides of the 3 hours. */
+static void test_pj26_num_slots_exempt(void **state)
+{
+	(void)state;
+	static const struct {
+		long slots;
+		long long age; /* s since the last pilot, -1 never */
+		int dropped;
+	} cases[] = {
+		{-1, 10800, 0}, {-1, 10801, 1}, {-1, -1, 1},
+		{0, 10801, 0},  {0, -1, 0},     {800, 10801, 0},
+		{800, -1, 0},   {1, 10800, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		struct jb_queue *q = fx_add(f, "Q");
+		q->num_slots = cases[i].slots;
+		q->last_pilot = cases[i].age < 0 ? 0 : NOW - cases[i].age;
+		fx_run(f, 1);
+		if (!cases[i].dropped) {
+			assert_alive(f, "Q");
+		} else {
+			const struct dec_reason *r =
+				assert_dropped(f, "Q", "PJ-26", "nopilot");
+			assert_near(r->v[0], cases[i].age < 0 ? 0 : 10801, 0);
+			assert_near(r->v[1], 10800, 0);
+		}
+		free(f);
+	}
 }
 
 /* ---- PJ-27 -------------------------------------------------------------- */
@@ -1208,7 +1270,9 @@ int main(void)
 		cmocka_unit_test(test_pj23_event_service),
 		cmocka_unit_test(test_pj24_transferring),
 		cmocka_unit_test(test_pj25_t1weight_minus_one),
+		cmocka_unit_test(test_pj25_t1weight_negative),
 		cmocka_unit_test(test_pj26_no_pilot),
+		cmocka_unit_test(test_pj26_num_slots_exempt),
 		cmocka_unit_test(test_pj27_express_network_threshold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

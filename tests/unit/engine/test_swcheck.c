@@ -90,7 +90,8 @@ enum variant {
 	V_PREFIX,     /* containers by prefix, no 'any' */
 	V_FC,         /* fat-container tags, 'any' containers */
 	V_SLASHCVMFS, /* only '/cvmfs' container, one cmtconfig */
-	V_TAGONLY,    /* no containers, one cmtconfig, the seed's tags */
+	V_TAGONLY,    /* no cvmfs nor containers, one cmtconfig, the seed's
+			 tags: only RC-07 can accept */
 	V_NOCVMFS_ANY,/* no cvmfs, 'any' container, the seed's tags */
 	V_ATLASONLY,  /* cvmfs atlas only, no containers, one cmtconfig */
 	V_CVMFSANY,   /* cvmfs 'any', no containers, one cmtconfig */
@@ -136,6 +137,8 @@ static void make_variant(enum variant v, struct rc_sw *sw)
 		sw->ncmtconfigs = 1;
 		break;
 	case V_TAGONLY:
+		sw->cvmfs = NULL;
+		sw->ncvmfs = 0;
 		sw->containers = NULL;
 		sw->ncontainers = 0;
 		sw->cmtconfigs = centos7_gcc8;
@@ -556,8 +559,20 @@ static void test_rc06_cvmfs_and_platform(void **state)
 		 V_NULL, 0, GCC8 "@centos7", NULL, 0, "Athena", "21.0.38",
 		 RC_RELEASE, "RC-06", "cvmfs", "atlas", 0},
 		{"RC-06 platform not in cmtconfigs, base platform needed",
-		 V_TAGONLY, 0, SLC6 "@slc6", NULL, 0, "Athena", "21.0.38",
+		 V_ATLASONLY, 0, SLC6 "@slc6", NULL, 0, "Athena", "21.0.38",
 		 RC_RELEASE, "RC-06", "platform", SLC6, 1},
+		{"RC-06 no cvmfs, base platform, no 'any' container", V_TAGONLY,
+		 0, SLC6 "@slc6", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
+		 "RC-06", "cvmfs", "atlas", 0},
+		/* cvmfs has atlas: RC-06 applies and decides; the seed's
+		** 21.0.38 tag on SLC6 is no fallback (PanDA's order). The
+		** same tag without the cvmfs repository is RC-07's. */
+		{"RC-06 applies: platform missing, a tag does not help",
+		 V_ATLASONLY, 0, SLC6, NULL, 0, "Athena", "21.0.38", RC_RELEASE,
+		 "RC-06", "platform", SLC6, 1},
+		{"RC-06 does not apply: the tag serves (RC-07)", V_TAGONLY, 0,
+		 SLC6, NULL, 0, "Athena", "21.0.38", RC_RELEASE, NULL, NULL, NULL,
+		 0},
 	};
 	run_cases(cases, N(cases));
 }
@@ -579,8 +594,8 @@ static void test_rc07_tags(void **state)
 		{"RC-07 another platform", V_TAGONLY, 0, "x86_64-slc6-gcc8-opt",
 		 NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-07", "release",
 		 "21.0.38", 2},
-		/* RC-07 replaces all of RC-06: an installed tag serves even
-		** without cvmfs, and 'any' lets it serve a base platform. */
+		/* RC-07 when cvmfs lacks the repository: an installed tag
+		** serves, and 'any' lets it serve a base platform. */
 		{"RC-07 tag without cvmfs", V_NOCVMFS_ANY, 0, SLC6 "@slc6", NULL,
 		 0, "Athena", "21.0.38", RC_RELEASE, NULL, NULL, NULL, 0},
 		{"RC-07 no tag and no cvmfs", V_NOCVMFS_ANY, 0, SLC6 "@slc6",

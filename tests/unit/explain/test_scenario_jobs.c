@@ -564,7 +564,7 @@ static const struct expect examples[] = {
 	 "SLAC_ANY_UCORE:PJ-14:hw_unchecked,"
 	 "CERN-ARM_UCORE:RC-03:cpu_arch,MWT2_AMD_UCORE:RC-03:cpu_vendor,"
 	 "SWT2_CPB_AVX512_UCORE:RC-03:cpu_instr,BU_OLD_UCORE:RC-07:release,"
-	 "UTA_SLC6_UCORE:RC-07:release,OU_NOSW_UCORE:RC-01:no_sw,"
+	 "UTA_SLC6_UCORE:RC-06:platform,OU_NOSW_UCORE:RC-01:no_sw,"
 	 "WT2_LIST_UCORE:PJ-14:cache",
 	 "the queue's 2 gpu vendors are exclusive (excl)", NULL},
 	{"jobs-container.json", DEC_ASSIGNED,
@@ -574,8 +574,8 @@ static const struct expect examples[] = {
 	 "container atlas/athena:22.0.1 matches none", NULL},
 	/* PJ-28: 800 slots on 8 cores are 100 running, cap 200 < 260. */
 	{"jobs-numslots.json", DEC_ASSIGNED,
-	 "NET2_MCORE,MWT2_MCORE_SLOTS,AGLT2_MCORE_ZERO",
-	 "BNL_MCORE_SLOTS:PJ-33:cap",
+	 "NET2_MCORE,MWT2_MCORE_SLOTS,AGLT2_MCORE_ZERO,SWT2_MCORE_SLOTS",
+	 "BNL_MCORE_SLOTS:PJ-33:cap,UTA_MCORE_NOPILOT:PJ-26:nopilot",
 	 "activated+starting 260 > cap 200 = max(NQUEUELIMITSITE 20, 2 x "
 	 "running 100)", NULL},
 	/* PJ-17: 2 MB per event x 1000 + 1000 = 3000 MB; maxwdir x 8 / 8.
