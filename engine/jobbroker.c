@@ -42,7 +42,10 @@
 **   public code's smoothing (the seed's assigned/activated divides by zero
 **   on an empty queue).
 ** - PJ-33/34: cap = max(NQUEUELIMITSITE, 2 x running): the public code's
-**   floor; "2 x running" alone would never let an empty queue start.
+**   floor; "2 x running" alone would never let an empty queue start. An
+**   express task (PJ-27's: urgent or priority >= 1000) has no cap, in
+**   PJ-33/34 nor in PJ-36, as in the public code: its queues take every
+**   job their weight draws.
 **   MIN_WEIGHT (off at 0) is reported as rule PJ-35, "below_min_weight".
 ** - PJ-35: ties in weight keep the lower queue index first.
 ** - PJ-36: a best queue accepts jobs while activated + starting (+ assigned
@@ -311,10 +314,12 @@ static void explain_weight(const struct jb_ctx *ctx,
 	r->v[3] = w->weight;
 }
 
-/* The per-queue cap of PJ-33/PJ-34/PJ-36. */
-static double queue_cap(const struct jb_params *p, double running)
+/* The per-queue cap of PJ-33/PJ-34/PJ-36; an express task has none. */
+static double queue_cap(const struct jb_ctx *ctx, double running)
 {
-	return fmax(p->nqueue_limit, 2 * running);
+	if (ctx->express)
+		return INFINITY;
+	return fmax(ctx->p->nqueue_limit, 2 * running);
 }
 
 /* ---- validation ------------------------------------------------------- */
@@ -410,6 +415,10 @@ static void setup_ctx(struct jb_ctx *ctx, const struct jb_task *t,
 	ctx->express = contains(ctx->ptype, "urgent") ||
 		       t->priority >= JB_EXPRESS_PRIO;
 	ctx->links_full = env->nucleus_queued_files > p->nqueued_nuc_cap;
+	if (ctx->express) /* the caps' absence leaves no reason: say it */
+		note_append(out, "express (priority %ld, %s): no PJ-33/PJ-34/"
+				 "PJ-36 cap",
+			    t->priority, ctx->ptype[0] ? ctx->ptype : "-");
 	jb_split_ip(t->ip_connectivity, &ctx->ip_conn, &ctx->ip_stack);
 	ctx->nwp.nqueued_sat_cap = p->nqueued_sat_cap;
 	ctx->nwp.queue_importance = p->nw_queue_importance;
@@ -491,7 +500,7 @@ static void distribute(const struct jb_ctx *ctx, const struct jb_queue *queues,
 		weigh(ctx, q, is_associated(t, q), &wp);
 		slot[b].k = q->counts;
 		slot[b].running = wp.running;
-		slot[b].cap = queue_cap(ctx->p, wp.running);
+		slot[b].cap = queue_cap(ctx, wp.running);
 		slot[b].mult = wp.mult;
 		slot[b].weight = wp.weight;
 		slot[b].input_local = wp.input_local;
@@ -587,7 +596,7 @@ int jb_broker(const struct jb_task *task, const struct jb_queue *queues,
 		weigh(&ctx, q, is_associated(task, q), &w);
 		explain_weight(&ctx, &w, &c->wexpl);
 		const struct jb_counts *k = &q->counts;
-		double cap = queue_cap(params, w.running);
+		double cap = queue_cap(&ctx, w.running);
 		double queued = k->activated + k->starting;
 		double total = k->defined + k->activated + k->starting +
 			       (w.input_local ? 0 : k->assigned);

@@ -103,6 +103,57 @@ static void test_pj28_num_slots_cap(void **state)
 	}
 }
 
+/* PJ-33 / PJ-34 / PJ-36 for express tasks (PJ-27's: urgent or priority
+** >= 1000): no cap at all, as in PanDA. A queue with 10 running has the
+** cap max(NQUEUELIMITSITE 20, 2 x 10) = 20: 30 activated drop it for
+** priority 999; at 1000, or urgent, it stays and takes all 5 jobs, where
+** 19 activated would have left it room for one. */
+static void test_pj33_pj36_express_uncapped(void **state)
+{
+	(void)state;
+	static const struct {
+		long prio;
+		const char *ptype;
+		double activated;
+		int dropped;
+		size_t placed;
+	} cases[] = {
+		{999, "simul", 30, 1, 0},
+		{1000, "simul", 30, 0, 5},
+		{500, "urgent", 30, 0, 5},
+		{999, "simul", 19, 0, 1},
+		{1000, "simul", 19, 0, 5},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		f->t.priority = cases[i].prio;
+		f->t.processing_type = cases[i].ptype;
+		fx_jobs(f, 5);
+		struct jb_queue *q = fx_add(f, "SMALL");
+		q->nucleus = "NUC"; /* PJ-08 keeps priority >= 800 there */
+		q->counts.running = 10;
+		q->counts.activated = cases[i].activated;
+		fx_run(f, 1);
+		if (cases[i].dropped) {
+			const struct dec_reason *r =
+				assert_dropped(f, "SMALL", "PJ-33", "cap");
+			assert_near(r->v[0], 30, 0);
+			assert_near(r->v[1], 20, 0);
+		} else {
+			assert_alive(f, "SMALL");
+		}
+		if (f->plan.nassigned != cases[i].placed)
+			fail_msg("express case %zu: %zu placed, expected %zu", i,
+				 f->plan.nassigned, cases[i].placed);
+		int express = cases[i].prio >= 1000 ||
+			      strcmp(cases[i].ptype, "urgent") == 0;
+		assert_int_equal(strstr(f->d.note, "no PJ-33/PJ-34/PJ-36 cap") !=
+					 NULL,
+				 express);
+		free(f);
+	}
+}
+
 /* PJ-29 / PJ-30 */
 static void test_pj29_pj30_base_weight(void **state)
 {
@@ -660,6 +711,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pj28_running_count),
 		cmocka_unit_test(test_pj28_num_slots_cap),
+		cmocka_unit_test(test_pj33_pj36_express_uncapped),
 		cmocka_unit_test(test_pj29_pj30_base_weight),
 		cmocka_unit_test(test_pj31_data_factor),
 		cmocka_unit_test(test_pj32_weight_and_explanation),
