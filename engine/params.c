@@ -39,8 +39,8 @@ const struct prm_def prm_table[] = {
 	{"jobbroker", "MAX_PRIO_TO_BOOTSTRAP", 150, 0, BIG, "", 0, "tasks above this priority do not use numSlots or worker bootstrap"},
 	{"jobbroker", "NQUEUELIMITSITE", 20, 0, BIG, "jobs", PRM_SUFFIX, "floor of the per-queue cap max(this, 2 x running) (per gshare)"},
 	{"jobbroker", "STORAGE_MIN_FREE_SIZE", 200, 0, BIG, "GB", 0, "PJ-18/AJ-15: free space needed in the queue's local storage"},
-	{"jobbroker", "MAX_MISSING_INPUT_FILES", 10, 0, BIG, "files", 0, "a replica missing at most this many files counts as complete enough"},
-	{"jobbroker", "MIN_INPUT_COMPLETENESS", 90, 0, 100, "%", 0, "a replica at least this complete counts as complete enough"},
+	{"jobbroker", "MAX_MISSING_INPUT_FILES", 10, 0, BIG, "files", 0, "AJ-08: a replica missing at most this many files counts as complete enough"},
+	{"jobbroker", "MIN_INPUT_COMPLETENESS", 90, 0, 100, "%", 0, "AJ-08: a replica at least this complete counts as complete enough"},
 	{"jobbroker", "MIN_WEIGHT", 0, 0, BIG, "", PRM_SUFFIX, "queues with a weight below this are skipped (0 = off)"},
 	/* Analysis job brokerage (AJ-*) */
 	{"anal_jobbroker", "TW_DONE_JOB_STAT", 6, 0, BIG, "h", 0, "AJ-18: window for the task's failed/closed/finished jobs at a queue"},

@@ -194,7 +194,7 @@ static void m_status(struct fx *f, struct ab_queue *q, struct jb_queue *jq)
 static void m_locality(struct fx *f, struct ab_queue *q, struct jb_queue *jq)
 {
 	(void)f, (void)q;
-	jq->missing_files = 3;
+	jq->missing_files = 2; /* both of the job's 2 files */
 	jq->missing_size = 2.5;
 }
 static void m_diskio(struct fx *f, struct ab_queue *q, struct jb_queue *jq)
@@ -278,7 +278,7 @@ static const struct filter_case filter_cases[] = {
 	{"AJ-05", "type", "type", m_type, {0, 0, 0, 0}},
 	{"AJ-06", "excluded", "sites", m_excluded, {1, 0, 0, 0}},
 	{"AJ-07", "status", "status", m_status, {0, 0, 0, 0}},
-	{"AJ-08", "locality", "locality", m_locality, {3, 2.5, 1000, 0}},
+	{"AJ-08", "locality", "locality", m_locality, {0, 90, 2, 2}},
 	{"AJ-09", "diskIO", "disk io", m_diskio, {700, 600, 500, 700}},
 	{"AJ-10", "cpucore", "core count", m_cores, {8, 1, 0, 0}},
 	{"AJ-11", "avoid_vp", "vp", m_avoid_vp, {0, 0, 0, 0}},
@@ -371,6 +371,57 @@ static void test_aj06_included_excluded_preassigned(void **state)
 	assert_dropped(f, "A", "AJ-06", "notincluded");
 	assert_alive(f, "C");
 	free(f);
+}
+
+/* AJ-08: complete enough is at most MAX_MISSING_INPUT_FILES (10) missing
+** and at least MIN_INPUT_COMPLETENESS (90 %) there, on both sides of each
+** boundary; the parameters move the boundaries. */
+static void test_aj08_locality_complete_enough(void **state)
+{
+	(void)state;
+	static const struct {
+		long files, missing;
+		double max_missing, min_complete; /* NAN: default */
+		int dropped;
+		double v0, v1; /* missing & max, or completeness & min */
+	} cases[] = {
+		{100, 0, NAN, NAN, 0, 0, 0},
+		{100, 10, NAN, NAN, 0, 0, 0},     /* 10 missing, 90 %: local */
+		{100, 11, NAN, NAN, 1, 11, 10},   /* 11 > 10 */
+		{50, 5, NAN, NAN, 0, 0, 0},       /* 90 % exactly */
+		{50, 6, NAN, NAN, 1, 88, 90},     /* 88 % < 90 % */
+		{1000, 10, NAN, NAN, 0, 0, 0},    /* 99 % */
+		{1000, 11, NAN, NAN, 1, 11, 10},
+		{100, 11, 20, NAN, 1, 89, 90},    /* MAX_MISSING 20: 89 % */
+		{100, 11, 20, 89, 0, 0, 0},       /* ... and 89 % enough */
+		{100, 11, 20, 95, 1, 89, 95},     /* MIN_COMPLETENESS 95 */
+		{100, 1, 0, NAN, 1, 1, 0},        /* zero missing allowed */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		f->jobs[0].input_files = cases[i].files;
+		if (!isnan(cases[i].max_missing))
+			fx_param(f, "MAX_MISSING_INPUT_FILES",
+				 cases[i].max_missing);
+		if (!isnan(cases[i].min_complete))
+			fx_param(f, "MIN_INPUT_COMPLETENESS",
+				 cases[i].min_complete);
+		fx_add(f, "LOCAL");
+		jq_of(f, fx_add(f, "MOD"))->missing_files = cases[i].missing;
+		fx_run(f);
+		const struct dec_candidate *c = cand(f, "MOD");
+		if (dec_dropped(c) != cases[i].dropped)
+			fail_msg("AJ-08 case %zu: dropped %d (%s)", i,
+				 dec_dropped(c),
+				 c->nreasons ? c->reasons[0].code : "-");
+		if (cases[i].dropped) {
+			const struct dec_reason *r =
+				assert_dropped(f, "MOD", "AJ-08", "locality");
+			assert_near(r->v[0], cases[i].v0, 1e-12);
+			assert_near(r->v[1], cases[i].v1, 1e-12);
+		}
+		free(f);
+	}
 }
 
 /* AJ-08 */
@@ -850,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_aj05_aj20_each_filter_drops_modified_copy),
 		cmocka_unit_test(test_aj06_included_excluded_preassigned),
 		cmocka_unit_test(test_aj08_locality_suppressed),
+		cmocka_unit_test(test_aj08_locality_complete_enough),
 		cmocka_unit_test(test_aj11_vp_overload_boundary),
 		cmocka_unit_test(test_aj13_memory_both_units),
 		cmocka_unit_test(test_aj14_disk_direct_access),
