@@ -31,9 +31,9 @@
 **   check, because ioIntensity <= NAN is false.
 ** - AJ-11: "queued" is defined + activated + assigned + starting, the
 **   same count as AJ-19; overloaded is strictly greater than the limit.
-** - AJ-12: the "ALL" dictionary of RC-05 is not among ab_broker's inputs,
-**   so rc_check() gets NULL for it (a container name is then resolved
-**   from the queue's own dictionary only).
+** - AJ-12: rc_check() gets the task's "ALL" dictionary (ab_task.all_sw),
+**   so RC-05 resolves a container's source path through it as the
+**   production rule does.
 ** - AJ-14: the seed's formula with outDiskCount as a ratio of the input
 **   (analysis tasks give outDiskCount per input MB), not PJ-17's 500 MB
 **   floor, which the analysis seed does not have.
@@ -199,12 +199,13 @@ static int f_vp(const struct ab_ctx *ctx, const struct ab_queue *q,
 			  NULL, queued, limit, k->running, 0);
 }
 
-/* AJ-12 = PJ-14: release/cache, RC-* for AUTO queues (no "ALL"
-** dictionary is passed to the analysis brokerage yet). */
+/* AJ-12 = PJ-14: release/cache, RC-* for AUTO queues, with the "ALL"
+** dictionary RC-05 resolves container names through. */
 static int f_software(const struct ab_ctx *ctx, const struct ab_queue *q,
 		      struct dec_candidate *c)
 {
-	return jb_check_release(ctx->t, q->q, NULL, ctx->stage, "AJ-12", c);
+	return jb_check_release(ctx->t, q->q, ctx->at->all_sw, ctx->stage,
+				"AJ-12", c);
 }
 
 /* AJ-13: memory within [minrss, maxrss] x cores. */

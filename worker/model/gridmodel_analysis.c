@@ -153,6 +153,7 @@ int gm_analysis_resolve(const struct gm_grid *g, const struct jb_queue *queues,
 				 strcmp(gs, "Express Analysis") == 0,
 		.task_class = tclass,
 		.nj = (double)r->njobs,
+		.all_sw = g->all_sw,
 	};
 	*out = qs;
 	return GB_OK;
