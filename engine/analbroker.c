@@ -306,6 +306,11 @@ int ab_broker(const struct ab_task *t, const struct ab_queue *qs, size_t n,
 	ctx.t = t->t;
 	ctx.now = now;
 	ctx.max_diskio_default = prm_get(set, "MAX_DISKIO_DEFAULT");
+	ctx.max_missing_files = prm_get(set, "MAX_MISSING_INPUT_FILES");
+	ctx.min_completeness = prm_get(set, "MIN_INPUT_COMPLETENESS");
+	if (t->t->jobs != NULL)
+		for (size_t j = 0; j < t->t->njobs; j++)
+			ctx.total_files += (double)t->t->jobs[j].input_files;
 	ctx.overload_min_queue = prm_get(set, "OVERLOAD_MIN_QUEUE");
 	ctx.overload_ratio = prm_get(set, "OVERLOAD_RATIO_OFFSET");
 	ctx.storage_min_free = prm_get(set, "STORAGE_MIN_FREE_SIZE_OUTPUT");

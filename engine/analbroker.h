@@ -92,6 +92,8 @@ struct ab_task {
 	int user_analysis;          /* User or Express Analysis share (AJ-25) */
 	enum an_task_class task_class;
 	double nj;                  /* N_j: jobs to submit this cycle, > 0 */
+	const struct rc_sw *all_sw; /* the "ALL" queue (RC-05, AJ-12), or
+				       NULL when not published */
 };
 
 struct ab_plan {

@@ -23,15 +23,17 @@
 ** - AJ-07: only "online" passes (the seed); the public code also skips
 **   offline pre-assigned queues, we follow the seed: pre-assigned passes
 **   any status.
-** - AJ-08: the input is at the queue's storage when no file is missing
-**   there (missing_files == 0 and missing_size == 0); a task without
-**   input passes everywhere. IO_INTENSITY_CUTOFF_USER unset (NAN) never
-**   suppresses the check, because ioIntensity <= NAN is false.
+** - AJ-08: the input is at the queue's storage when it is complete enough,
+**   as in the public code: at most MAX_MISSING_INPUT_FILES files missing
+**   there and at least MIN_INPUT_COMPLETENESS percent of the files (the
+**   jobs' input files) present. A task without input files passes
+**   everywhere. IO_INTENSITY_CUTOFF_USER unset (NAN) never suppresses the
+**   check, because ioIntensity <= NAN is false.
 ** - AJ-11: "queued" is defined + activated + assigned + starting, the
 **   same count as AJ-19; overloaded is strictly greater than the limit.
-** - AJ-12: the "ALL" dictionary of RC-05 is not among ab_broker's inputs,
-**   so rc_check() gets NULL for it (a container name is then resolved
-**   from the queue's own dictionary only).
+** - AJ-12: rc_check() gets the task's "ALL" dictionary (ab_task.all_sw),
+**   so RC-05 resolves a container's source path through it as the
+**   production rule does.
 ** - AJ-14: the seed's formula with outDiskCount as a ratio of the input
 **   (analysis tasks give outDiskCount per input MB), not PJ-17's 500 MB
 **   floor, which the analysis seed does not have.
@@ -132,20 +134,31 @@ static int f_status(const struct ab_ctx *ctx, const struct ab_queue *q,
 			  0, 0);
 }
 
-/* AJ-08: the task's input must be at the queue's storage. */
+/* AJ-08: the task's input must be at the queue's storage, complete
+** enough: few files missing and most of them there. */
 static int f_locality(const struct ab_ctx *ctx, const struct ab_queue *q,
 		      struct dec_candidate *c)
 {
 	const struct jb_queue *jq = q->q;
-	if (!ctx->locality ||
-	    (jq->missing_files == 0 && !(jq->missing_size > 0)))
+	double missing = (double)jq->missing_files;
+	if (!ctx->locality || missing == 0 || !(ctx->total_files > 0))
 		return 1;
-	return dec_reject(c, ctx->stage, "AJ-08", "locality",
-			  "%s: input not local, %.0f files (%.4g GB) missing "
-			  "(taskPriority %.0f)",
-			  str_or_empty(jq->storage), (double)jq->missing_files,
-			  jq->missing_size, (double)ctx->at->task_priority,
-			  0);
+	double complete = 100 * (ctx->total_files - missing) / ctx->total_files;
+	if (missing > ctx->max_missing_files)
+		return dec_reject(c, ctx->stage, "AJ-08", "locality",
+				  "%s: %.0f input files missing > "
+				  "MAX_MISSING_INPUT_FILES %.0f (of %.0f)",
+				  str_or_empty(jq->storage), missing,
+				  ctx->max_missing_files, ctx->total_files, 0);
+	if (complete < ctx->min_completeness)
+		return dec_reject(c, ctx->stage, "AJ-08", "locality",
+				  "%s: input %.4g%% complete < "
+				  "MIN_INPUT_COMPLETENESS %.4g%% (%.0f of %.0f "
+				  "files missing)",
+				  str_or_empty(jq->storage), complete,
+				  ctx->min_completeness, missing,
+				  ctx->total_files);
+	return 1;
 }
 
 /* AJ-09 = PJ-12: an IO-saturated queue refuses IO-heavy tasks. */
@@ -186,12 +199,13 @@ static int f_vp(const struct ab_ctx *ctx, const struct ab_queue *q,
 			  NULL, queued, limit, k->running, 0);
 }
 
-/* AJ-12 = PJ-14: release/cache, RC-* for AUTO queues (no "ALL"
-** dictionary is passed to the analysis brokerage yet). */
+/* AJ-12 = PJ-14: release/cache, RC-* for AUTO queues, with the "ALL"
+** dictionary RC-05 resolves container names through. */
 static int f_software(const struct ab_ctx *ctx, const struct ab_queue *q,
 		      struct dec_candidate *c)
 {
-	return jb_check_release(ctx->t, q->q, NULL, ctx->stage, "AJ-12", c);
+	return jb_check_release(ctx->t, q->q, ctx->at->all_sw, ctx->stage,
+				"AJ-12", c);
 }
 
 /* AJ-13: memory within [minrss, maxrss] x cores. */

@@ -35,6 +35,9 @@ struct ab_ctx {
 	long long now;
 	int locality;                /* AJ-08 in force in this pass */
 	double max_diskio_default;   /* MAX_DISKIO_DEFAULT (AJ-09) */
+	double max_missing_files;    /* MAX_MISSING_INPUT_FILES (AJ-08) */
+	double min_completeness;     /* MIN_INPUT_COMPLETENESS, % (AJ-08) */
+	double total_files;          /* the jobs' input files (AJ-08) */
 	double overload_min_queue;   /* OVERLOAD_MIN_QUEUE (AJ-11) */
 	double overload_ratio;       /* OVERLOAD_RATIO_OFFSET (AJ-11) */
 	double storage_min_free;     /* STORAGE_MIN_FREE_SIZE_OUTPUT (AJ-15) */

@@ -34,12 +34,18 @@
 **   1000) is decided once in setup_ctx().
 ** - PJ-24 compares with the raw running count, PJ-33/34 with PJ-28's.
 ** - PJ-28: the bootstrap terms (nBatchJob, numSlots, starting) apply only up
-**   to MAX_PRIO_TO_BOOTSTRAP, as in the public code.
+**   to MAX_PRIO_TO_BOOTSTRAP, as in the public code. numSlots > 0 gives
+**   max(numSlots / cores, running), cores being the queue's coreCount (the
+**   task's on a coreCount 0 queue), unrounded; numSlots 0 adds the starting
+**   jobs to running (the public code's sum, not the seed's max).
 ** - PJ-30: manyAssigned = clamp((assigned+1)/(activated+1), 1, 2), the
 **   public code's smoothing (the seed's assigned/activated divides by zero
 **   on an empty queue).
 ** - PJ-33/34: cap = max(NQUEUELIMITSITE, 2 x running): the public code's
-**   floor; "2 x running" alone would never let an empty queue start.
+**   floor; "2 x running" alone would never let an empty queue start. An
+**   express task (PJ-27's: urgent or priority >= 1000) has no cap, in
+**   PJ-33/34 nor in PJ-36, as in the public code: its queues take every
+**   job their weight draws.
 **   MIN_WEIGHT (off at 0) is reported as rule PJ-35, "below_min_weight".
 ** - PJ-35: ties in weight keep the lower queue index first.
 ** - PJ-36: a best queue accepts jobs while activated + starting (+ assigned
@@ -113,10 +119,16 @@ double jb_running(const struct jb_queue *q, const struct jb_task *t,
 		return r; /* bootstrap terms are for low-priority work only */
 	if (r < JB_BOOTSTRAP_BATCH_CAP && k->nbatchjob > r)
 		r = fmax(r, fmin(k->nbatchjob, JB_BOOTSTRAP_BATCH_CAP));
+	/* numSlots counts cores a queue was given (Harvester slots), not
+	** jobs: a job takes the queue's coreCount of them (the task's on a
+	** coreCount 0 queue, the cores PJ-13 says a job uses there). */
+	long cores = q->core_count > 0 ? q->core_count : t->core_count;
+	if (cores < 1)
+		cores = 1;
 	if (q->num_slots > 0)
-		r = fmax(r, (double)q->num_slots);
+		r = fmax(r, (double)q->num_slots / (double)cores);
 	else if (q->num_slots == 0)
-		r = fmax(r, k->starting);
+		r += k->starting;
 	return r;
 }
 
@@ -147,14 +159,74 @@ double jb_memory_mb(const struct jb_task *t, long cores)
 	       JB_MEM_COMPENSATION;
 }
 
+/* MB per unit of a per-event outDiskCount; 0 for a ratio. */
+static double out_mb_per_unit(enum jb_out_unit u)
+{
+	switch (u) {
+	case JB_OUT_KB_PER_EVENT:
+		return 1.0 / 1024.0;
+	case JB_OUT_MB_PER_EVENT:
+		return 1.0;
+	case JB_OUT_GB_PER_EVENT:
+		return 1024.0;
+	case JB_OUT_RATIO:
+		break;
+	}
+	return 0;
+}
+
 double jb_disk_mb(const struct jb_task *t, long nevents, double input_mb,
 		  int direct_access)
 {
-	double out = t->out_disk_per_event
-			     ? t->out_disk_count * (double)nevents / 1000.0
+	double out = t->out_disk_unit != JB_OUT_RATIO
+			     ? t->out_disk_count * (double)nevents *
+				       out_mb_per_unit(t->out_disk_unit)
 			     : t->out_disk_count * input_mb;
 	return (direct_access ? 0.0 : input_mb) +
 	       fmax(JB_MIN_OUT_DISK_MB, out) + t->work_disk_count;
+}
+
+double jb_maxwdir_mb(const struct jb_task *t, const struct jb_queue *q)
+{
+	if (q->core_count <= 0)
+		return q->maxwdir;
+	return q->maxwdir * (double)t->core_count / (double)q->core_count;
+}
+
+double jb_task_diskio(const struct jb_task *t, const struct jb_queue *q)
+{
+	if (t->core_count > 1 && q->core_count > 0)
+		return t->diskio / (double)q->core_count;
+	return t->diskio;
+}
+
+enum jb_out_unit jb_out_unit_parse(const char *unit)
+{
+	static const char suffix[] = "PerEvent";
+	size_t k = sizeof(suffix) - 1;
+	size_t n = unit != NULL ? strlen(unit) : 0;
+	if (n < k || strcmp(unit + n - k, suffix) != 0)
+		return JB_OUT_RATIO;
+	if (strncmp(unit, "GB", 2) == 0)
+		return JB_OUT_GB_PER_EVENT;
+	if (strncmp(unit, "MB", 2) == 0)
+		return JB_OUT_MB_PER_EVENT;
+	return JB_OUT_KB_PER_EVENT;
+}
+
+const char *jb_out_unit_name(enum jb_out_unit u)
+{
+	switch (u) {
+	case JB_OUT_KB_PER_EVENT:
+		return "kBPerEvent";
+	case JB_OUT_MB_PER_EVENT:
+		return "MBPerEvent";
+	case JB_OUT_GB_PER_EVENT:
+		return "GBPerEvent";
+	case JB_OUT_RATIO:
+		break;
+	}
+	return "kB";
 }
 
 double jb_walltime_s(const struct jb_task *t, long nevents, long cores,
@@ -242,10 +314,12 @@ static void explain_weight(const struct jb_ctx *ctx,
 	r->v[3] = w->weight;
 }
 
-/* The per-queue cap of PJ-33/PJ-34/PJ-36. */
-static double queue_cap(const struct jb_params *p, double running)
+/* The per-queue cap of PJ-33/PJ-34/PJ-36; an express task has none. */
+static double queue_cap(const struct jb_ctx *ctx, double running)
 {
-	return fmax(p->nqueue_limit, 2 * running);
+	if (ctx->express)
+		return INFINITY;
+	return fmax(ctx->p->nqueue_limit, 2 * running);
 }
 
 /* ---- validation ------------------------------------------------------- */
@@ -292,6 +366,7 @@ static int task_valid(const struct jb_task *t)
 	    t->core_count < 1 || t->max_core_count < 0 ||
 	    !nonneg(t->base_ram) || !nonneg(t->ram_count) ||
 	    !nonneg(t->out_disk_count) || !nonneg(t->work_disk_count) ||
+	    (unsigned)t->out_disk_unit > JB_OUT_GB_PER_EVENT ||
 	    !nonneg(t->cpu_time) || !isfinite(t->cpu_efficiency) ||
 	    !(t->cpu_efficiency > 0) || t->cpu_efficiency > 100 ||
 	    !nonneg(t->base_time) || !isfinite(t->t1_weight) ||
@@ -340,6 +415,10 @@ static void setup_ctx(struct jb_ctx *ctx, const struct jb_task *t,
 	ctx->express = contains(ctx->ptype, "urgent") ||
 		       t->priority >= JB_EXPRESS_PRIO;
 	ctx->links_full = env->nucleus_queued_files > p->nqueued_nuc_cap;
+	if (ctx->express) /* the caps' absence leaves no reason: say it */
+		note_append(out, "express (priority %ld, %s): no PJ-33/PJ-34/"
+				 "PJ-36 cap",
+			    t->priority, ctx->ptype[0] ? ctx->ptype : "-");
 	jb_split_ip(t->ip_connectivity, &ctx->ip_conn, &ctx->ip_stack);
 	ctx->nwp.nqueued_sat_cap = p->nqueued_sat_cap;
 	ctx->nwp.queue_importance = p->nw_queue_importance;
@@ -421,7 +500,7 @@ static void distribute(const struct jb_ctx *ctx, const struct jb_queue *queues,
 		weigh(ctx, q, is_associated(t, q), &wp);
 		slot[b].k = q->counts;
 		slot[b].running = wp.running;
-		slot[b].cap = queue_cap(ctx->p, wp.running);
+		slot[b].cap = queue_cap(ctx, wp.running);
 		slot[b].mult = wp.mult;
 		slot[b].weight = wp.weight;
 		slot[b].input_local = wp.input_local;
@@ -517,7 +596,7 @@ int jb_broker(const struct jb_task *task, const struct jb_queue *queues,
 		weigh(&ctx, q, is_associated(task, q), &w);
 		explain_weight(&ctx, &w, &c->wexpl);
 		const struct jb_counts *k = &q->counts;
-		double cap = queue_cap(params, w.running);
+		double cap = queue_cap(&ctx, w.running);
 		double queued = k->activated + k->starting;
 		double total = k->defined + k->activated + k->starting +
 			       (w.input_local ? 0 : k->assigned);

@@ -95,7 +95,7 @@ struct jb_queue {
 	enum jb_es es;        /* PJ-23 */
 	int dynamic_nevents;  /* supports a dynamic number of events (PJ-23) */
 	double transferring_limit; /* PJ-24, 0 = JB_TRANSFERRING_LIMIT */
-	long num_slots;       /* PJ-28: -1 unset, 0 = use starting, > 0 slots */
+	long num_slots;       /* PJ-28: -1 unset, 0 = add starting, > 0 cores */
 	long long last_pilot; /* unix s of the last pilot request, 0 never (PJ-26) */
 	long long last_start; /* unix s of the last job start, 0 never (PJ-09) */
 	const char *storage;  /* local storage endpoint name */
@@ -110,6 +110,15 @@ struct jb_queue {
 	double local_size;    /* GB of the task's input available */
 	double missing_size;  /* GB to transfer */
 	long missing_files;   /* files to transfer */
+};
+
+/* PJ-17: outDiskCountUnit. A per-event unit gives the output of one event;
+** any other unit makes outDiskCount a ratio to the job's input. */
+enum jb_out_unit {
+	JB_OUT_RATIO = 0,    /* "", "kB", ...: outDiskCount x input */
+	JB_OUT_KB_PER_EVENT, /* "kBPerEvent" */
+	JB_OUT_MB_PER_EVENT, /* "MBPerEvent" */
+	JB_OUT_GB_PER_EVENT, /* "GBPerEvent" */
 };
 
 /* One job of the request. */
@@ -134,8 +143,8 @@ struct jb_task {
 	long max_core_count;         /* 0 = unset (PJ-13) */
 	double base_ram;             /* baseRamCount, MB (PJ-15) */
 	double ram_count;            /* ramCount, MB per core (PJ-15) */
-	double out_disk_count;       /* outDiskCount: kB/event or ratio (PJ-17) */
-	int out_disk_per_event;      /* outDiskCountUnit ends with PerEvent */
+	double out_disk_count;       /* outDiskCount, in out_disk_unit (PJ-17) */
+	enum jb_out_unit out_disk_unit; /* outDiskCountUnit, jb_out_unit_parse */
 	double work_disk_count;      /* workDiskCount, MB (PJ-17) */
 	double cpu_time;             /* HS06 s per event (PJ-21) */
 	double cpu_efficiency;       /* percent, > 0 (PJ-21) */
@@ -144,7 +153,7 @@ struct jb_task {
 	int direct_access_only;      /* PJ-16 */
 	int use_es;                  /* event service jobs (PJ-23) */
 	int dynamic_nevents;         /* PJ-23 */
-	double t1_weight;            /* -1: nucleus queues only (PJ-25) */
+	double t1_weight;            /* < 0: nucleus queues only (PJ-25) */
 	int scout, merge, premerged; /* flags of this set of jobs */
 	/* Software (PJ-14 / RC-*): the parsed need, and the raw version for a
 	** JB_REL_LIST queue. */
@@ -255,7 +264,9 @@ int jb_broker(const struct jb_task *task, const struct jb_queue *queues,
 
 /* The pieces, exported for the tests and `explain`. */
 
-/* PJ-28: the running count the weight uses. */
+/* PJ-28: the running count the weight and the caps use: max(running,
+** numSlots / cores) with numSlots > 0, running + starting with numSlots 0,
+** after the nBatchJob bootstrap; real running above MAX_PRIO_TO_BOOTSTRAP. */
 double jb_running(const struct jb_queue *q, const struct jb_task *t,
 		  const struct jb_params *p);
 
@@ -269,9 +280,26 @@ double jb_data_factor(double local_gb, double total_gb, long missing_files);
 /* PJ-15: the expected memory of a job on a queue with `cores` cores. */
 double jb_memory_mb(const struct jb_task *t, long cores);
 
-/* PJ-17: the expected disk use of a job of `nevents` with `input_mb`. */
+/* PJ-17: the expected disk use of a job of `nevents` with `input_mb`, in
+** MB (1 MB = 1024 kB, as PanDA counts). */
 double jb_disk_mb(const struct jb_task *t, long nevents, double input_mb,
 		  int direct_access);
+
+/* PJ-17: the scratch a job may use at `q`: maxwdir x task coreCount /
+** queue coreCount, all of maxwdir at a coreCount 0 queue (MB). */
+double jb_maxwdir_mb(const struct jb_task *t, const struct jb_queue *q);
+
+/* PJ-12: the task's diskIO per core at `q`: divided by the queue's
+** coreCount for a multicore task at a multicore queue (kB/s). */
+double jb_task_diskio(const struct jb_task *t, const struct jb_queue *q);
+
+/* PJ-17: the unit of outDiskCountUnit: "kBPerEvent", "MBPerEvent",
+** "GBPerEvent" (by their first two letters, as PanDA reads them; any other
+** prefix of a PerEvent unit is kB), else JB_OUT_RATIO. NULL reads as "". */
+enum jb_out_unit jb_out_unit_parse(const char *unit);
+
+/* The unit's canonical word ("kB" for a ratio), for writing it back. */
+const char *jb_out_unit_name(enum jb_out_unit u);
 
 /* PJ-21: the expected walltime of a job of `nevents` on `cores` x `power`. */
 double jb_walltime_s(const struct jb_task *t, long nevents, long cores,

@@ -33,13 +33,22 @@
 **   exist but none matches. An entry without a readable "N%" gives a share.
 ** - PJ-13: queue coreCount 0 accepts any task. The cores used for memory,
 **   disk and walltime are the queue's coreCount, or the task's on a 0 queue.
-** - PJ-14: with no software need (task->sw NULL) every queue passes. A
-**   LIST queue needs the task's swVersion in its list; an AUTO queue goes
-**   through rc_check(), or is dropped (RC-01 "no_sw") when it publishes no
-**   dictionary.
-** - PJ-17: outDiskCount per event is in kB: divided by 1000 to get MB.
-**   nEvents and the input are those of the task's smallest job (fewest
-**   events, first on ties).
+** - PJ-14: with no software need (task->sw NULL) every queue passes. An
+**   ANY queue passes only a task with no hardware spec ('#' or '&' in its
+**   architecture), since ANY publishes no architectures to check it
+**   against (code "hw_unchecked"). A LIST queue needs the task's swVersion
+**   in its list; an AUTO queue goes through rc_check(), or is dropped
+**   (RC-01 "no_sw") when it publishes no dictionary.
+** - PJ-12: the task's diskIO is per core at the queue, as in the public
+**   code: a multicore task's diskIO is divided by a multicore queue's
+**   coreCount (a single-core task, or a coreCount 0 queue, as it is).
+** - PJ-17: outDiskCount per event is in the unit outDiskCountUnit names
+**   (kB, MB or GB per event; 1 MB = 1024 kB, as PanDA counts). Otherwise
+**   it is a ratio to the job's input. nEvents and the input are those of
+**   the task's smallest job (fewest events, first on ties). The scratch is
+**   maxwdir x task coreCount / queue coreCount (PanDA's; the seed's
+**   maxwdir / coreCount would give an 8-core task an eighth of an 8-core
+**   slot), all of maxwdir at a coreCount 0 queue.
 ** - PJ-22 connectivity table (words compared case-insensitively; a value
 **   is "conn#stack" with either part optional):
 **       task conn ""      accepted by every queue
@@ -52,6 +61,10 @@
 **       task stack IPv4   needs queue stack IPv4 (IPv6 likewise; a queue
 **                         with no stack accepts only tasks with none)
 ** - PJ-24 compares with the raw running count (PJ-33/34 use PJ-28's).
+** - PJ-25: t1Weight < 0 (the public code's test; the seed names -1).
+** - PJ-26: a queue with numSlots set (0 included) is not checked for
+**   pilots, as in the public code: Harvester fills the slots it was given
+**   whether or not pilots asked recently.
 ** - PJ-27: express is processingType containing "urgent" or priority >=
 **   1000 (the seed's >=; the public code has > 1000). Only with NW_ACTIVE,
 **   as in the public code.
@@ -178,12 +191,13 @@ int jb_check_diskio(const struct jb_task *t, const struct jb_queue *q,
 {
 	double limit = isfinite(q->max_diskio) ? q->max_diskio
 					       : max_diskio_default;
-	if (!(q->diskio_avg > limit && t->diskio > limit))
+	double task = jb_task_diskio(t, q);
+	if (!(q->diskio_avg > limit && task > limit))
 		return 1;
 	return dec_reject(c, stage, rule, "diskIO",
 			  "task diskIO %g and queue average %g kB/s/core > "
-			  "limit %g",
-			  NULL, t->diskio, q->diskio_avg, limit, 0);
+			  "limit %g (task diskIO %g over the queue's cores)",
+			  NULL, task, q->diskio_avg, limit, t->diskio);
 }
 
 int jb_check_cores(const struct jb_task *t, const struct jb_queue *q,
@@ -212,8 +226,20 @@ int jb_check_release(const struct jb_task *t, const struct jb_queue *q,
 		     const char *rule, struct dec_candidate *c)
 {
 	const struct rc_need *need = t->sw;
-	if (need == NULL || q->releases == JB_REL_ANY)
+	if (need == NULL)
 		return 1;
+	if (q->releases == JB_REL_ANY) {
+		/* ANY says nothing about the hardware: a task asking for a
+		** cpu or gpu cannot be checked there, so it does not go. */
+		if (!need->arch.has_cpu && !need->arch.has_gpu)
+			return 1;
+		return dec_reject(c, stage, rule, "hw_unchecked",
+				  "releases ANY publishes no architectures "
+				  "for the task's hardware spec (cpu %.0f, "
+				  "gpu %.0f)",
+				  NULL, (double)need->arch.has_cpu,
+				  (double)need->arch.has_gpu, 0, 0);
+	}
 	if (q->releases == JB_REL_LIST) {
 		const char *v = jb_str_or_empty(need->sw_version);
 		for (size_t i = 0; i < q->nrelease_list; i++)
@@ -472,12 +498,14 @@ static int f_disk(const struct jb_ctx *ctx, const struct jb_queue *q,
 		return 1;
 	double disk = jb_disk_mb(ctx->t, ctx->min_nevents, ctx->min_input_mb,
 				 q->direct_access);
-	double limit = q->maxwdir / (double)ctx->f.cores;
+	double limit = jb_maxwdir_mb(ctx->t, q);
 	if (disk < limit)
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-17", "disk",
-			  "disk %g MB >= maxwdir %g MB / %g cores",
-			  NULL, disk, q->maxwdir, (double)ctx->f.cores, 0);
+			  "disk %g MB >= %g MB: maxwdir %g MB x task/queue "
+			  "cores %.4g",
+			  NULL, disk, limit, q->maxwdir,
+			  q->maxwdir > 0 ? limit / q->maxwdir : 1);
 }
 
 /* PJ-18: free space at the queue's storage. */
@@ -577,23 +605,25 @@ static int f_transferring(const struct jb_ctx *ctx, const struct jb_queue *q,
 			  q->counts.running, 0);
 }
 
-/* PJ-25: t1Weight -1 keeps normal jobs at the nucleus. */
+/* PJ-25: a negative t1Weight keeps normal jobs at the nucleus. */
 static int f_t1weight(const struct jb_ctx *ctx, const struct jb_queue *q,
 		      struct dec_candidate *c)
 {
 	(void)q;
-	if (ctx->t->t1_weight != -1 || ctx->scout_or_merge ||
+	if (!(ctx->t->t1_weight < 0) || ctx->scout_or_merge ||
 	    ctx->f.associated)
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-25", "t1weight",
-			  "t1Weight %g: only queues at the nucleus", NULL,
+			  "t1Weight %g < %g: only queues at the nucleus", NULL,
 			  ctx->t->t1_weight, 0, 0, 0);
 }
 
-/* PJ-26: no pilot for 3 hours. */
+/* PJ-26: no pilot for 3 hours, unless Harvester gave the queue slots. */
 static int f_pilot(const struct jb_ctx *ctx, const struct jb_queue *q,
 		   struct dec_candidate *c)
 {
+	if (q->num_slots >= 0)
+		return 1;
 	if (q->last_pilot == 0)
 		return dec_reject(c, ctx->stage, "PJ-26", "nopilot",
 				  "no pilot ever", NULL, 0, JB_NOPILOT_S, 0,
@@ -685,7 +715,7 @@ int jb_row_applies(const struct jb_ctx *ctx, const struct jb_filter *f)
 	if (f->fn == f_ip)
 		return ctx->ip_conn.n > 0 || ctx->ip_stack.n > 0;
 	if (f->fn == f_t1weight)
-		return t->t1_weight == -1 && !ctx->scout_or_merge;
+		return t->t1_weight < 0 && !ctx->scout_or_merge;
 	if (f->fn == f_network)
 		return ctx->express && ctx->p->nw_active;
 	return 1;

@@ -18,24 +18,26 @@
 **   (likewise the gpu model after the first '-'); sw_platform keeps its own
 **   dashes ("x86_64-centos7-gcc8-opt"). A separator with nothing after it
 **   ("x#") still counts as given: the task asks for a cpu, naming nothing.
-** - RC-03. The cpu dictionary is checked only when the task has a '#' part
-**   and the gpu dictionary only when it has a '&' part (the seed: "if
-**   host_cpu_spec or host_gpu_spec is specified"). A queue publishing no
-**   cpu dictionary accepts any cpu spec, since every worker node has some
-**   cpu; a queue publishing no gpu dictionary rejects any gpu spec with
+** - RC-03. A published dictionary is checked for every task, hardware
+**   spec or not: an 'excl' list accepts only tasks asking one of its
+**   values, so the seed's AGLT2 gpu vendors ["nvidia","excl"] refuse a
+**   plain CPU task (code of the attribute, "no ... asked"). A task with a
+**   cpu spec ('#', even naming nothing) needs a cpu dictionary: a queue
+**   publishing none is refused with code "cpu", as the public code does
+**   (it only accepts a cpu spec that an architecture entry matches). A gpu
+**   spec ('&') on a queue publishing no gpu dictionary is refused with
 **   code "gpu", since it has no GPU to offer.
 ** - RC-05 resolves a container name through every tag of the "ALL" queue
 **   whose container_name equals it, using that tag's first source path.
-** - RC-06/RC-07 chain. RC-07 ("if the above is not the case") is the
-**   fallback for the whole of RC-06, cvmfs condition included: its own
-**   clause "'any' must be in the containers" could never matter otherwise,
-**   since an 'any' container already satisfies RC-06's second half. So a
-**   release installed on the queue and published as a tag is accepted even
-**   without the cvmfs repository. Reject codes: when RC-07 cannot apply (the
-**   task needs a base platform and the queue has no 'any' container) the
-**   first failing RC-06 half is reported (RC-06 "cvmfs", else "platform");
-**   when it applies but no tag matches, RC-07 "release", whose detail says
-**   which RC-06 half failed.
+** - RC-06/RC-07 chain, as the public code does: RC-06 applies when the
+**   queue's cvmfs has the task's repository ('any', atlas, or nightlies for
+**   a nightly), and then its second half decides alone (code "platform").
+**   RC-07 ("if the above is not the case") is tried only when the
+**   repository is missing: a release installed on the queue and published
+**   as a tag. When RC-07 cannot apply either (the task needs a base
+**   platform and the queue has no 'any' container) the missing repository
+**   is reported (RC-06 "cvmfs"); when it applies but no tag matches, RC-07
+**   "release".
 ** - A NULL `sw` is a queue that publishes nothing (releases=AUTO without a
 **   dictionary): every container and release check fails for it. A NULL
 **   `need` is a task naming nothing, checked like any other. A NULL string
@@ -230,32 +232,47 @@ static int check_attr(const struct hw_attr *a, const char *const *list,
 		      (double)n, 0);
 }
 
+static int check_cpu(const struct rc_hw *h, const struct rc_arch *a,
+		     struct dec_candidate *c, const char *stage)
+{
+	return check_attr(&HW_CPU_ARCH, h->arch, h->narch, a->cpu_arch, c,
+			  stage) &&
+	       check_attr(&HW_CPU_VENDOR, h->vendor, h->nvendor, a->cpu_vendor,
+			  c, stage) &&
+	       check_attr(&HW_CPU_INSTR, h->instr, h->ninstr, a->cpu_instr, c,
+			  stage);
+}
+
+static int check_gpu(const struct rc_hw *h, const struct rc_arch *a,
+		     struct dec_candidate *c, const char *stage)
+{
+	return check_attr(&HW_GPU_VENDOR, h->vendor, h->nvendor, a->gpu_vendor,
+			  c, stage) &&
+	       check_attr(&HW_GPU_MODEL, h->model, h->nmodel, a->gpu_model, c,
+			  stage);
+}
+
+/* RC-03: every published dictionary is checked, because an 'excl' list
+** must refuse a task that asks nothing of it (its fields are "" then). */
 static int check_hw(const struct rc_arch *a, const struct rc_sw *sw,
 		    struct dec_candidate *c, const char *stage)
 {
-	if (a->has_cpu && sw->cpu != NULL) {
-		const struct rc_hw *h = sw->cpu;
-		if (!check_attr(&HW_CPU_ARCH, h->arch, h->narch, a->cpu_arch, c,
-				stage) ||
-		    !check_attr(&HW_CPU_VENDOR, h->vendor, h->nvendor,
-				a->cpu_vendor, c, stage) ||
-		    !check_attr(&HW_CPU_INSTR, h->instr, h->ninstr,
-				a->cpu_instr, c, stage))
+	if (sw->cpu != NULL) {
+		if (!check_cpu(sw->cpu, a, c, stage))
 			return 0;
+	} else if (a->has_cpu) {
+		return reject(c, stage, "RC-03", "cpu",
+			      "the task asks for a cpu (%s) but the queue "
+			      "publishes no cpu architectures",
+			      a->cpu_arch, 0, 0);
 	}
-	if (a->has_gpu) {
-		const struct rc_hw *h = sw->gpu;
-		if (h == NULL)
-			return reject(c, stage, "RC-03", "gpu",
-				      "the task asks for a GPU but the queue "
-				      "publishes no gpu dictionary",
-				      NULL, 0, 0);
-		if (!check_attr(&HW_GPU_VENDOR, h->vendor, h->nvendor,
-				a->gpu_vendor, c, stage) ||
-		    !check_attr(&HW_GPU_MODEL, h->model, h->nmodel,
-				a->gpu_model, c, stage))
-			return 0;
-	}
+	if (sw->gpu != NULL)
+		return check_gpu(sw->gpu, a, c, stage);
+	if (a->has_gpu)
+		return reject(c, stage, "RC-03", "gpu",
+			      "the task asks for a GPU but the queue "
+			      "publishes no gpu dictionary",
+			      NULL, 0, 0);
 	return 1;
 }
 
@@ -333,44 +350,38 @@ static int check_release(const struct rc_need *need, const struct rc_sw *sw,
 {
 	const char *tag = need->kind == RC_NIGHTLY ? "nightlies" : "atlas";
 	const char *platform = need->arch.sw_platform;
-	int cvmfs_ok = list_any_or(sw->cvmfs, sw->ncvmfs, tag);
-	if (cvmfs_ok &&
-	    (list_any_or(sw->containers, sw->ncontainers, "/cvmfs") ||
-	     list_has(sw->cmtconfigs, sw->ncmtconfigs, platform)))
-		return 1;
-
-	/* RC-07: a release installed on the queue, published as a tag. It
-	** cannot serve a task that needs a base platform unless any container
-	** may run; then RC-06's failure is the whole story. */
-	if (!list_has(sw->containers, sw->ncontainers, "any") &&
-	    need->arch.base_platform[0] != '\0') {
-		if (!cvmfs_ok)
-			return reject(c, stage, "RC-06", "cvmfs",
-				      "cvmfs %s is not among the queue's %g "
-				      "cvmfs entries",
-				      tag, (double)sw->ncvmfs, 0);
+	if (list_any_or(sw->cvmfs, sw->ncvmfs, tag)) {
+		/* RC-06 applies: the repository is there, and the platform
+		** decides alone; a tag is no second chance. */
+		if (list_any_or(sw->containers, sw->ncontainers, "/cvmfs") ||
+		    list_has(sw->cmtconfigs, sw->ncmtconfigs, platform))
+			return 1;
 		return reject(c, stage, "RC-06", "platform",
 			      "platform %s is not among the queue's %g "
-			      "cmtconfigs and its tags cannot serve a base "
-			      "platform without an 'any' container",
+			      "cmtconfigs and no container is 'any' or "
+			      "'/cvmfs' (cvmfs has the task's repository)",
 			      platform, (double)sw->ncmtconfigs, 0);
 	}
+
+	/* RC-07: no cvmfs repository for the task, so a release installed on
+	** the queue, published as a tag. It cannot serve a task that needs a
+	** base platform unless any container may run. */
+	if (!list_has(sw->containers, sw->ncontainers, "any") &&
+	    need->arch.base_platform[0] != '\0')
+		return reject(c, stage, "RC-06", "cvmfs",
+			      "cvmfs %s is not among the queue's %g cvmfs "
+			      "entries and its tags cannot serve a base "
+			      "platform without an 'any' container",
+			      tag, (double)sw->ncvmfs, 0);
 	if (tags_hold_release(sw, platform, nz(need->sw_project),
 			      nz(need->sw_version)))
 		return 1;
-	if (!cvmfs_ok)
-		return reject(c, stage, "RC-07", "release",
-			      "release %s of the task's project and platform "
-			      "is not among the queue's %g tags, and cvmfs "
-			      "lacks the task's repository (%g entries)",
-			      nz(need->sw_version), (double)sw->ntags,
-			      (double)sw->ncvmfs);
 	return reject(c, stage, "RC-07", "release",
 		      "release %s of the task's project and platform is not "
-		      "among the queue's %g tags, nor the platform among its "
-		      "%g cmtconfigs",
+		      "among the queue's %g tags, and cvmfs lacks the task's "
+		      "repository (%g entries)",
 		      nz(need->sw_version), (double)sw->ntags,
-		      (double)sw->ncmtconfigs);
+		      (double)sw->ncvmfs);
 }
 
 int rc_check(const struct rc_need *need, const struct rc_sw *sw,

@@ -105,8 +105,11 @@ int rc_parse_arch(const char *s, struct rc_arch *out);
 ** `all` is the dictionary of the "ALL" pseudo-queue used by RC-05 to resolve
 ** a container name to its source path (NULL when not published).
 ** Returns 1 when it may; 0 after dec_reject(c, stage, "RC-0x", code, ...)
-** naming the first check that failed. Reason codes: "cpu_arch",
-** "cpu_vendor", "cpu_instr", "gpu", "gpu_vendor", "gpu_model" (RC-03),
+** naming the first check that failed. Every published architecture
+** dictionary is checked, hardware spec or not (an 'excl' list refuses a
+** task asking nothing of it). Reason codes: "cpu" (a cpu spec, no cpu
+** dictionary), "cpu_arch", "cpu_vendor", "cpu_instr", "gpu", "gpu_vendor",
+** "gpu_model" (RC-03),
 ** "container_tag" (RC-04), "container" (RC-05), "cvmfs", "platform"
 ** (RC-06), "release" (RC-07).
 */

@@ -362,9 +362,23 @@ int to_fast_rebro(const struct to_rebro_in *in, const struct prm_set *set,
 	*out = (struct to_rebro_out){
 		.ratio_limit = ratio * in->nrun,
 		.frac_limit = frac * in->nqueue_total,
-		.nqueue_limit =
-			prm_get_sfx(set, "FAST_REBRO_THRESHOLD_NQUEUE", gshare),
+		.nqueue_limit = NAN,
 	};
+	/* The gshare's own key only: prm_get of the suffixed name finds an
+	** override or nothing (the catalogue has no suffixed rows), never
+	** the bare FAST_REBRO_THRESHOLD_NQUEUE that would opt every gshare
+	** in at once. */
+	char key[160];
+	static const char base[] = "FAST_REBRO_THRESHOLD_NQUEUE_";
+	size_t gl = gshare != NULL ? strlen(gshare) : 0;
+	if (gl > 0 && sizeof(base) + gl <= sizeof(key)) {
+		memcpy(key, base, sizeof(base) - 1);
+		memcpy(key + sizeof(base) - 1, gshare, gl + 1);
+		/* A gshare named "FRAC" must not read ..._NQUEUE_FRAC. */
+		const struct prm_def *d = prm_find(key);
+		if (d == NULL || strcmp(d->name, key) != 0)
+			out->nqueue_limit = prm_get(set, key);
+	}
 	/* nSlots queues get many queued jobs on purpose (Harvester fills the
 	** slots it was given), so their nQ/nR says nothing. A NaN limit (the
 	** gshare did not opt in) fails its comparison, hence "never". */

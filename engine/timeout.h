@@ -150,7 +150,10 @@ struct to_rebro_out {
 ** nqueue > FAST_REBRO_THRESHOLD_NQUEUE_<gshare> (unset: never), and the
 ** queue has no nSlots. excess = ceil(min(nqueue - ratio x nrun, nqueue -
 ** limit, nqueue - frac x total)) (PanDA's SQL takes one fewer, a bug not
-** copied). `gshare` NULL or "" reads the bare FAST_REBRO_THRESHOLD_NQUEUE.
+** copied). Only the gshare's own key counts: a bare
+** FAST_REBRO_THRESHOLD_NQUEUE is not a default for every gshare (the
+** public code dry-runs a gshare without its key), so a NULL or "" gshare,
+** or one without its key, never triggers.
 ** Returns 0 (out filled), GB_EINVAL on NULL in/out or negative or
 ** non-finite counts.
 */

@@ -195,7 +195,7 @@ static void build_task(struct jb_task *t, struct rc_need *need)
 	t->core_count = 8;
 	t->ram_count = 2000;
 	t->out_disk_count = 500;
-	t->out_disk_per_event = 1;
+	t->out_disk_unit = JB_OUT_KB_PER_EVENT;
 	t->work_disk_count = 1000;
 	t->cpu_time = 300;
 	t->cpu_efficiency = 90;

@@ -46,7 +46,7 @@ static int task_eq(const struct jb_task *a, const struct jb_task *b)
 	       fz_dbl_eq(a->base_ram, b->base_ram) &&
 	       fz_dbl_eq(a->ram_count, b->ram_count) &&
 	       fz_dbl_eq(a->out_disk_count, b->out_disk_count) &&
-	       a->out_disk_per_event == b->out_disk_per_event &&
+	       a->out_disk_unit == b->out_disk_unit &&
 	       fz_dbl_eq(a->work_disk_count, b->work_disk_count) &&
 	       fz_dbl_eq(a->cpu_time, b->cpu_time) &&
 	       fz_dbl_eq(a->cpu_efficiency, b->cpu_efficiency) &&

@@ -83,15 +83,8 @@ static int get_kind(const msgpack_object *o, const char *field,
 	return GB_OK;
 }
 
-/* 1 when `unit` ends with "PerEvent": outDiskCount is then per event,
-** else a fraction of the input size (PJ-17). */
-static int unit_per_event(const char *unit)
-{
-	static const char suffix[] = "PerEvent";
-	size_t n = strlen(unit), k = sizeof(suffix) - 1;
-	return n >= k && strcmp(unit + n - k, suffix) == 0;
-}
-
+/* outDiskCountUnit: kB, MB or GB per event, else a fraction of the input
+** size (PJ-17); the engine reads the word (jb_out_unit_parse). */
 static int get_out_unit(const msgpack_object *o, const char *field,
 			const struct cod_field *spec, void *base,
 			struct arena *a, struct cod_error *err)
@@ -101,8 +94,8 @@ static int get_out_unit(const msgpack_object *o, const char *field,
 	int rc = cod_get_str(o, field, 0, a, &unit, err);
 	if (rc != GB_OK)
 		return rc;
-	((struct req_dec *)base)->r.t.out_disk_per_event =
-		unit_per_event(unit);
+	((struct req_dec *)base)->r.t.out_disk_unit =
+		jb_out_unit_parse(unit);
 	return GB_OK;
 }
 
@@ -651,7 +644,7 @@ int cdj_encode_request_ext(const struct gm_request *r,
 	bad |= cod_pack_kdbl(&pk, "ramCount", t->ram_count);
 	bad |= cod_pack_kdbl(&pk, "outDiskCount", t->out_disk_count);
 	bad |= cod_pack_kstr(&pk, "outDiskCountUnit",
-			     t->out_disk_per_event ? "kBPerEvent" : "kB");
+			     jb_out_unit_name(t->out_disk_unit));
 	bad |= cod_pack_kdbl(&pk, "workDiskCount", t->work_disk_count);
 	bad |= cod_pack_kdbl(&pk, "cpuTime", t->cpu_time);
 	bad |= cod_pack_kdbl(&pk, "cpuEfficiency", t->cpu_efficiency);

@@ -260,14 +260,13 @@ int scj_parse_request(json_t *obj, const char *path, struct arena *a,
 			"<&gpu_spec>, each separator once and each piece "
 			"under %d bytes, got '%s'",
 			RC_SPEC_MAX, r.architecture);
-	/* Only whether the unit is per event matters (PJ-17). */
+	/* kB, MB or GB per event, or a ratio to the input (PJ-17). */
 	static const struct ju_fld unit_fld =
 		JU_STR("outDiskCountUnit", struct one_str, s, 0, "");
 	struct one_str unit = {""};
 	if (rc == GB_OK)
 		rc = ju_fld_parse(&c, obj, path, &unit_fld, &unit);
-	size_t n = rc == GB_OK ? strlen(unit.s) : 0;
-	r.t.out_disk_per_event = n >= 8 && !strcmp(unit.s + n - 8, "PerEvent");
+	r.t.out_disk_unit = jb_out_unit_parse(rc == GB_OK ? unit.s : "");
 	ju_path_key(f, sizeof(f), path, "jobs");
 	if (rc == GB_OK)
 		rc = parse_jobs(&c, json_object_get(obj, "jobs"), f, &r);

@@ -39,8 +39,6 @@ static const char *const scope_words[] = {"satellites", "nucleus"};
 static const char *const kind_words[] = {"release", "nightly"};
 static const char *const ram_words[] = {"MB", "MBPerCore"};
 
-/* outDiskCountUnit: the request keeps only whether it ends in PerEvent. */
-#define SCW_PER_EVENT "kBPerEvent"
 
 /* ---- the records --------------------------------------------------------- */
 
@@ -319,9 +317,10 @@ static json_t *request_json(const struct gm_request *r)
 	** the key itself must be a name */
 	if (r->t.nucleus && r->t.nucleus[0])
 		bad = bad || ju_set(o, "nucleus", json_string(r->t.nucleus));
-	if (r->t.out_disk_per_event)
+	if (r->t.out_disk_unit != JB_OUT_RATIO)
 		bad = bad || ju_set(o, "outDiskCountUnit",
-				    json_string(SCW_PER_EVENT));
+				    json_string(jb_out_unit_name(
+					    r->t.out_disk_unit)));
 	bad = bad || ju_set(o, "jobs", jobs_json(r));
 	return scw_done(o, bad);
 }

@@ -143,7 +143,7 @@ int gm_analysis_resolve(const struct gm_grid *g, const struct jb_queue *queues,
 		/* AJ-14 multiplies outDiskCount by the input: a per-event
 		** count has no meaning there, so it adds nothing. */
 		.out_disk_ratio =
-			r->t.out_disk_per_event ? 0 : r->t.out_disk_count,
+			r->t.out_disk_unit != JB_OUT_RATIO ? 0 : r->t.out_disk_count,
 		.excluded_sites = r->an.excluded_sites,
 		.nexcluded = r->an.nexcluded,
 		.included_sites = r->an.included_sites,
@@ -153,6 +153,7 @@ int gm_analysis_resolve(const struct gm_grid *g, const struct jb_queue *queues,
 				 strcmp(gs, "Express Analysis") == 0,
 		.task_class = tclass,
 		.nj = (double)r->njobs,
+		.all_sw = g->all_sw,
 	};
 	*out = qs;
 	return GB_OK;

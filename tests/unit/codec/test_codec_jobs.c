@@ -83,7 +83,7 @@ static struct gm_request full_request(void)
 		.priority = 870, .processing_type = "reprocessing",
 		.io_intensity = 450.25, .diskio = 3.5, .core_count = 8,
 		.max_core_count = 16, .base_ram = 500, .ram_count = 1900.75,
-		.out_disk_count = 0.8, .out_disk_per_event = 0,
+		.out_disk_count = 0.8, .out_disk_unit = JB_OUT_RATIO,
 		.work_disk_count = 2000, .cpu_time = 41.5,
 		.cpu_efficiency = 87.5, .base_time = 300,
 		.ip_connectivity = "full#IPv4", .direct_access_only = 1,
@@ -130,7 +130,7 @@ static void check_same(const struct gm_request *in,
 	SAME_D(t.base_ram);
 	SAME_D(t.ram_count);
 	SAME_D(t.out_disk_count);
-	SAME_I(t.out_disk_per_event);
+	SAME_I(t.out_disk_unit);
 	SAME_D(t.work_disk_count);
 	SAME_D(t.cpu_time);
 	SAME_D(t.cpu_efficiency);
@@ -279,8 +279,12 @@ static void test_decode_words(void **state)
 		{"jobScope", "\"nucleus-only\"", 1, TB_SCOPE_NUCLEUS_ONLY, 0,
 		 1},
 		{"jobScope", NULL, 0, TB_SCOPE_SATELLITES, 0, 1},
-		{"outDiskCountUnit", "\"kBPerEvent\"", 1, 1, 1, 1},
-		{"outDiskCountUnit", "\"MBPerEvent\"", 1, 1, 1, 1},
+		{"outDiskCountUnit", "\"kBPerEvent\"", 1, 1,
+		 JB_OUT_KB_PER_EVENT, 1},
+		{"outDiskCountUnit", "\"MBPerEvent\"", 1, 1,
+		 JB_OUT_MB_PER_EVENT, 1},
+		{"outDiskCountUnit", "\"GBPerEvent\"", 1, 1,
+		 JB_OUT_GB_PER_EVENT, 1},
 		{"outDiskCountUnit", "\"\"", 1, 1, 0, 1},
 		{"outDiskCountUnit", "\"PerEventkB\"", 1, 1, 0, 1},
 		{"outDiskCountUnit", NULL, 1, 1, 0, 1},
@@ -297,12 +301,12 @@ static void test_decode_words(void **state)
 		int rc = decode(&sb, ARENA_CAP, &a, &r, &x, &err);
 		if (rc != GB_OK || x.has_scope != cases[i].has_scope ||
 		    (int)r.t.scope != cases[i].scope ||
-		    r.t.out_disk_per_event != cases[i].per_event ||
+		    (int)r.t.out_disk_unit != cases[i].per_event ||
 		    (int)r.need.kind != cases[i].kind)
 			fail_msg("case %zu (%s): rc %s, has_scope %d, "
 				 "scope %d, per_event %d, kind %d",
 				 i, cases[i].path, gb_errname(rc), x.has_scope,
-				 (int)r.t.scope, r.t.out_disk_per_event,
+				 (int)r.t.scope, (int)r.t.out_disk_unit,
 				 (int)r.need.kind);
 		msgpack_sbuffer_destroy(&sb);
 		arena_free(&a);
@@ -889,7 +893,7 @@ static void test_encode_round_trip(void **state)
 		struct cdj_extra xin = {.has_scope = v & 1};
 		if (v & 2) {
 			in.t.scope = TB_SCOPE_SATELLITES;
-			in.t.out_disk_per_event = 1;
+			in.t.out_disk_unit = JB_OUT_GB_PER_EVENT;
 			in.need.kind = RC_RELEASE;
 			in.t.preassigned = NULL;
 			in.t.npreassigned = 0;

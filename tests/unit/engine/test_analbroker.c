@@ -194,7 +194,7 @@ static void m_status(struct fx *f, struct ab_queue *q, struct jb_queue *jq)
 static void m_locality(struct fx *f, struct ab_queue *q, struct jb_queue *jq)
 {
 	(void)f, (void)q;
-	jq->missing_files = 3;
+	jq->missing_files = 2; /* both of the job's 2 files */
 	jq->missing_size = 2.5;
 }
 static void m_diskio(struct fx *f, struct ab_queue *q, struct jb_queue *jq)
@@ -278,8 +278,8 @@ static const struct filter_case filter_cases[] = {
 	{"AJ-05", "type", "type", m_type, {0, 0, 0, 0}},
 	{"AJ-06", "excluded", "sites", m_excluded, {1, 0, 0, 0}},
 	{"AJ-07", "status", "status", m_status, {0, 0, 0, 0}},
-	{"AJ-08", "locality", "locality", m_locality, {3, 2.5, 1000, 0}},
-	{"AJ-09", "diskIO", "disk io", m_diskio, {700, 600, 500, 0}},
+	{"AJ-08", "locality", "locality", m_locality, {0, 90, 2, 2}},
+	{"AJ-09", "diskIO", "disk io", m_diskio, {700, 600, 500, 700}},
 	{"AJ-10", "cpucore", "core count", m_cores, {8, 1, 0, 0}},
 	{"AJ-11", "avoid_vp", "vp", m_avoid_vp, {0, 0, 0, 0}},
 	{"AJ-12", "cache", "software", m_cache, {1, 0, 0, 0}},
@@ -371,6 +371,166 @@ static void test_aj06_included_excluded_preassigned(void **state)
 	assert_dropped(f, "A", "AJ-06", "notincluded");
 	assert_alive(f, "C");
 	free(f);
+}
+
+/* AJ-08: complete enough is at most MAX_MISSING_INPUT_FILES (10) missing
+** and at least MIN_INPUT_COMPLETENESS (90 %) there, on both sides of each
+** boundary; the parameters move the boundaries. */
+static void test_aj08_locality_complete_enough(void **state)
+{
+	(void)state;
+	static const struct {
+		long files, missing;
+		double max_missing, min_complete; /* NAN: default */
+		int dropped;
+		double v0, v1; /* missing & max, or completeness & min */
+	} cases[] = {
+		{100, 0, NAN, NAN, 0, 0, 0},
+		{100, 10, NAN, NAN, 0, 0, 0},     /* 10 missing, 90 %: local */
+		{100, 11, NAN, NAN, 1, 11, 10},   /* 11 > 10 */
+		{50, 5, NAN, NAN, 0, 0, 0},       /* 90 % exactly */
+		{50, 6, NAN, NAN, 1, 88, 90},     /* 88 % < 90 % */
+		{1000, 10, NAN, NAN, 0, 0, 0},    /* 99 % */
+		{1000, 11, NAN, NAN, 1, 11, 10},
+		{100, 11, 20, NAN, 1, 89, 90},    /* MAX_MISSING 20: 89 % */
+		{100, 11, 20, 89, 0, 0, 0},       /* ... and 89 % enough */
+		{100, 11, 20, 95, 1, 89, 95},     /* MIN_COMPLETENESS 95 */
+		{100, 1, 0, NAN, 1, 1, 0},        /* zero missing allowed */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		f->jobs[0].input_files = cases[i].files;
+		if (!isnan(cases[i].max_missing))
+			fx_param(f, "MAX_MISSING_INPUT_FILES",
+				 cases[i].max_missing);
+		if (!isnan(cases[i].min_complete))
+			fx_param(f, "MIN_INPUT_COMPLETENESS",
+				 cases[i].min_complete);
+		fx_add(f, "LOCAL");
+		jq_of(f, fx_add(f, "MOD"))->missing_files = cases[i].missing;
+		fx_run(f);
+		const struct dec_candidate *c = cand(f, "MOD");
+		if (dec_dropped(c) != cases[i].dropped)
+			fail_msg("AJ-08 case %zu: dropped %d (%s)", i,
+				 dec_dropped(c),
+				 c->nreasons ? c->reasons[0].code : "-");
+		if (cases[i].dropped) {
+			const struct dec_reason *r =
+				assert_dropped(f, "MOD", "AJ-08", "locality");
+			assert_near(r->v[0], cases[i].v0, 1e-12);
+			assert_near(r->v[1], cases[i].v1, 1e-12);
+		}
+		free(f);
+	}
+}
+
+/* ---- both sides of AJ-09, AJ-10, AJ-12, AJ-16 ------------------------------
+** One row per case: `set` changes the fixture with `x`, the queue MOD is
+** kept or dropped by the rule with its code and first two numbers. */
+
+struct side_case {
+	const char *rule, *code; /* code NULL: MOD is kept */
+	void (*set)(struct fx *f, struct jb_queue *jq, double x);
+	double x;
+	double v0, v1;
+};
+
+/* AJ-09 = PJ-12: the queue's running jobs above maxDiskIO 500, the task's
+** diskIO x per core. */
+static void s_diskio(struct fx *f, struct jb_queue *jq, double x)
+{
+	jq->max_diskio = 500;
+	jq->diskio_avg = 600;
+	f->jt.diskio = x;
+}
+/* AJ-10 = PJ-13: an 8-core queue, a task of x cores. */
+static void s_cores(struct fx *f, struct jb_queue *jq, double x)
+{
+	jq->core_count = 8;
+	f->jt.core_count = (long)x;
+}
+/* AJ-16 = PJ-21: walltime 300 x 1000 / (1 x 10 x 0.9) + 600 = 33933 s
+** against maxtime x. */
+static void s_maxtime(struct fx *f, struct jb_queue *jq, double x)
+{
+	(void)f;
+	jq->maxtime = x;
+}
+/* AJ-12 = PJ-14 through RC-05 on an AUTO queue publishing containers by
+** prefix only: x = 0 no ALL dictionary, 1 ALL resolving the container to
+** a matching source path, 2 ALL resolving it elsewhere. */
+static const char *const pfx[] = {"/cvmfs/unpacked.cern.ch/"};
+static const char *const src_ok[] = {
+	"/cvmfs/unpacked.cern.ch/registry.hub.docker.com/atlas/athena:22.0.1"};
+static const char *const src_far[] = {"/srv/images/atlas/athena:22.0.1"};
+static const struct rc_tag all_ok[] = {
+	{"x86_64-el9-gcc13-opt", "atlas/athena:22.0.1", "Athena", "22.0.1",
+	 src_ok, 1}};
+static const struct rc_tag all_far[] = {
+	{"x86_64-el9-gcc13-opt", "atlas/athena:22.0.1", "Athena", "22.0.1",
+	 src_far, 1}};
+static const struct rc_sw sw_pfx = {.containers = pfx, .ncontainers = 1};
+static const struct rc_sw all_sw_ok = {.tags = all_ok, .ntags = 1};
+static const struct rc_sw all_sw_far = {.tags = all_far, .ntags = 1};
+static void s_all(struct fx *f, struct jb_queue *jq, double x)
+{
+	f->need.container_name = "atlas/athena:22.0.1";
+	f->jt.sw = &f->need;
+	jq->releases = JB_REL_AUTO;
+	jq->sw = &sw_pfx;
+	f->t.all_sw = x == 1 ? &all_sw_ok : x == 2 ? &all_sw_far : NULL;
+}
+/* AJ-12 with a release list: x = 1 holds 21.0.38, 0 only 22.0.1. */
+static const char *const rel_both[] = {"22.0.1", "21.0.38"};
+static void s_list(struct fx *f, struct jb_queue *jq, double x)
+{
+	f->need.sw_project = "Athena";
+	f->need.sw_version = "21.0.38";
+	f->jt.sw = &f->need;
+	jq->releases = JB_REL_LIST;
+	jq->release_list = x == 1 ? rel_both : rel_22;
+	jq->nrelease_list = x == 1 ? 2 : 1;
+}
+
+static void test_aj09_aj10_aj12_aj16_both_sides(void **state)
+{
+	(void)state;
+	static const struct side_case cases[] = {
+		{"AJ-09", NULL, s_diskio, 500, 0, 0},
+		{"AJ-09", "diskIO", s_diskio, 501, 501, 600},
+		{"AJ-10", NULL, s_cores, 8, 0, 0},
+		{"AJ-10", NULL, s_cores, 4, 0, 0},
+		{"AJ-10", "cpucore", s_cores, 1, 8, 1},
+		{"AJ-12", NULL, s_list, 1, 0, 0},
+		{"AJ-12", "cache", s_list, 0, 1, 0},
+		{"AJ-12", NULL, s_all, 1, 0, 0},
+		{"RC-05", "container", s_all, 0, 1, 0},
+		{"RC-05", "container", s_all, 2, 1, 0},
+		{"AJ-16", NULL, s_maxtime, 33934, 0, 0},
+		{"AJ-16", "longwalltime", s_maxtime, 33933,
+		 300.0 * 1000 / 9 + 600, 33933},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct side_case *k = &cases[i];
+		struct fx *f = fx_new();
+		fx_add(f, "BASE");
+		struct jb_queue *jq = jq_of(f, fx_add(f, "MOD"));
+		k->set(f, jq, k->x);
+		fx_run(f);
+		const struct dec_candidate *c = cand(f, "MOD");
+		if (dec_dropped(c) != (k->code != NULL))
+			fail_msg("%s case %zu: dropped %d by %s/%s", k->rule, i,
+				 dec_dropped(c),
+				 c->nreasons ? c->reasons[0].rule : "-",
+				 c->nreasons ? c->reasons[0].code : "-");
+		if (k->code != NULL) {
+			const struct dec_reason *r =
+				assert_dropped(f, "MOD", k->rule, k->code);
+			assert_near(r->v[0], k->v0, 1e-9);
+			assert_near(r->v[1], k->v1, 1e-9);
+		}
+		free(f);
+	}
 }
 
 /* AJ-08 */
@@ -850,6 +1010,8 @@ int main(void)
 		cmocka_unit_test(test_aj05_aj20_each_filter_drops_modified_copy),
 		cmocka_unit_test(test_aj06_included_excluded_preassigned),
 		cmocka_unit_test(test_aj08_locality_suppressed),
+		cmocka_unit_test(test_aj09_aj10_aj12_aj16_both_sides),
+		cmocka_unit_test(test_aj08_locality_complete_enough),
 		cmocka_unit_test(test_aj11_vp_overload_boundary),
 		cmocka_unit_test(test_aj13_memory_both_units),
 		cmocka_unit_test(test_aj14_disk_direct_access),

@@ -428,6 +428,47 @@ static void test_pj12_disk_io_limit(void **state)
 	free(f);
 }
 
+/* PJ-12 per core: a multicore task's diskIO is divided by a multicore
+** queue's coreCount before it meets the limit (1000 kB/s/core here). */
+static void test_pj12_disk_io_per_core(void **state)
+{
+	(void)state;
+	static const struct {
+		long tcores, qcores;
+		double diskio;
+		int dropped;
+		double per_core;
+	} cases[] = {
+		{8, 8, 8000, 0, 1000},  /* 1000 per core: not above */
+		{8, 8, 8008, 1, 1001},
+		{4, 8, 8008, 1, 1001},  /* the queue's cores, not the task's */
+		{8, 0, 1000, 0, 1000},  /* coreCount 0: as it is */
+		{8, 0, 1001, 1, 1001},
+		{1, 1, 1001, 1, 1001},  /* single core: as it is */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		f->t.core_count = cases[i].tcores;
+		f->t.diskio = cases[i].diskio;
+		struct jb_queue *q = fx_add(f, "BUSY");
+		q->core_count = cases[i].qcores;
+		q->max_diskio = 1000;
+		q->diskio_avg = 1200;
+		assert_near(jb_task_diskio(&f->t, q), cases[i].per_core, 1e-12);
+		fx_run(f, 1);
+		if (!cases[i].dropped) {
+			assert_alive(f, "BUSY");
+		} else {
+			const struct dec_reason *r =
+				assert_dropped(f, "BUSY", "PJ-12", "diskIO");
+			assert_near(r->v[0], cases[i].per_core, 1e-12);
+			assert_near(r->v[2], 1000, 0);
+			assert_near(r->v[3], cases[i].diskio, 0);
+		}
+		free(f);
+	}
+}
+
 /* ---- PJ-13 -------------------------------------------------------------- */
 
 /* PJ-13 */
@@ -535,12 +576,83 @@ static void test_pj14_auto_queues_use_rc_check(void **state)
 	f->t.sw = &need;
 	fx_run(f, 1);
 	assert_alive(f, "AUTO_OK");
-	/* PJ-14: the RC-* rule that failed is reported, at stage software. */
-	const struct dec_candidate *c = cand(f, "AUTO_BARE");
-	assert_true(dec_dropped(c));
-	assert_string_equal(c->stage, "software");
-	assert_memory_equal(c->reasons[0].rule, "RC-0", 4);
+	/* PJ-14: the RC-* rule that failed is reported, at stage software,
+	** with its code and numbers: no tag for 21.0.38 among the 0 tags,
+	** and none of the 0 cvmfs entries is atlas (RC-06 failed, RC-07 the
+	** fallback). */
+	const struct dec_reason *r =
+		assert_dropped(f, "AUTO_BARE", "RC-07", "release");
+	assert_string_equal(cand(f, "AUTO_BARE")->stage, "software");
+	assert_string_equal(r->str, "21.0.38");
+	assert_near(r->v[0], 0, 0);
+	assert_near(r->v[1], 0, 0);
+	assert_reason_text(r, "release 21.0.38 of the task's project and "
+			      "platform is not among the queue's 0 tags, and "
+			      "cvmfs lacks the task's repository (0 entries)");
+	/* The other side: one cvmfs entry that is not atlas, one tag of
+	** another release. */
+	static const char *const nightlies[] = {"nightlies"};
+	static const struct rc_tag old_tag[] = {
+		{"x86_64-centos7-gcc8-opt", "", "Athena", "21.0.37", NULL, 0},
+	};
+	bare.cvmfs = nightlies;
+	bare.ncvmfs = 1;
+	bare.tags = old_tag;
+	bare.ntags = 1;
+	fx_run(f, 1);
+	r = assert_dropped(f, "AUTO_BARE", "RC-07", "release");
+	assert_near(r->v[0], 1, 0);
+	assert_near(r->v[1], 1, 0);
+	/* ... and with the tag of 21.0.38 RC-07 takes it. */
+	static const struct rc_tag new_tag[] = {
+		{"x86_64-centos7-gcc8-opt", "", "Athena", "21.0.38", NULL, 0},
+	};
+	bare.tags = new_tag;
+	fx_run(f, 1);
+	assert_alive(f, "AUTO_BARE");
+	assert_stage(f, "software", 2, 2);
 	free(f);
+}
+
+/* PJ-14 with releases=ANY: no software check, but ANY publishes no
+** architectures, so a task with a cpu ('#') or gpu ('&') spec cannot be
+** checked there and is refused with the two flags as the numbers. */
+static void test_pj14_any_needs_no_hardware_spec(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *arch;
+		const char *code; /* NULL: ANY keeps the queue */
+		double cpu, gpu;
+	} cases[] = {
+		{"x86_64-centos7-gcc8-opt", NULL, 0, 0},
+		{"x86_64-centos7-gcc8-opt@centos7", NULL, 0, 0},
+		{"x86_64-centos7-gcc8-opt#x86_64", "hw_unchecked", 1, 0},
+		{"x86_64-centos7-gcc8-opt#", "hw_unchecked", 1, 0},
+		{"x86_64-centos7-gcc8-opt&nvidia", "hw_unchecked", 0, 1},
+		{"x86_64-centos7-gcc8-opt#x86_64&nvidia", "hw_unchecked", 1, 1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		fx_add(f, "ANY");
+		struct rc_need need;
+		memset(&need, 0, sizeof(need));
+		assert_int_equal(rc_parse_arch(cases[i].arch, &need.arch),
+				 GB_OK);
+		need.sw_project = "Athena";
+		need.sw_version = "21.0.38";
+		f->t.sw = &need;
+		fx_run(f, 1);
+		if (cases[i].code == NULL) {
+			assert_alive(f, "ANY");
+		} else {
+			const struct dec_reason *r = assert_dropped(
+				f, "ANY", "PJ-14", cases[i].code);
+			assert_near(r->v[0], cases[i].cpu, 0);
+			assert_near(r->v[1], cases[i].gpu, 0);
+		}
+		free(f);
+	}
 }
 
 /* ---- PJ-15 / PJ-16 / PJ-17 ---------------------------------------------- */
@@ -602,41 +714,92 @@ static void test_pj16_direct_access_only(void **state)
 	free(f);
 }
 
-/* PJ-17 */
+/* PJ-17: the unit of outDiskCount. PanDA reads kB, MB and GB per event
+** (1 MB = 1024 kB); the output is max(0.5 GB, outDiskCount x nEvents). */
 static void test_pj17_disk_formula(void **state)
 {
 	(void)state;
-	struct fx *f = fx_new();
-	f->t.out_disk_count = 500; /* kB per event */
-	f->t.out_disk_per_event = 1;
-	f->t.work_disk_count = 1000;
-	/* 100 MB input + max(500, 500 kB x 1000 / 1000) + 1000 = 1600 MB */
-	assert_near(jb_disk_mb(&f->t, 1000, 100, 0), 1600, 1e-12);
-	assert_near(jb_disk_mb(&f->t, 1000, 100, 1), 1500, 1e-12);
-	/* Small outputs still reserve 0.5 GB. */
-	assert_near(jb_disk_mb(&f->t, 10, 100, 0), 1600, 1e-12);
-	/* 4000 events: 2000 MB of output. */
-	assert_near(jb_disk_mb(&f->t, 4000, 100, 0), 3100, 1e-12);
-	/* Not per event: a ratio of the input (10 x 100 MB). */
-	f->t.out_disk_per_event = 0;
-	f->t.out_disk_count = 10;
-	assert_near(jb_disk_mb(&f->t, 1000, 100, 0), 2100, 1e-12);
-	free(f);
+	static const struct {
+		enum jb_out_unit unit;
+		double count;
+		long nevents;
+		double input_mb;
+		int direct;
+		double want; /* MB, with workDiskCount 1000 */
+	} cases[] = {
+		/* kB per event: 512 kB x 1000 / 1024 = 500 MB, the floor */
+		{JB_OUT_KB_PER_EVENT, 500, 1000, 100, 0, 100 + 500 + 1000},
+		{JB_OUT_KB_PER_EVENT, 512, 1000, 100, 0, 100 + 500 + 1000},
+		{JB_OUT_KB_PER_EVENT, 513, 1000, 100, 0,
+		 100 + 513000.0 / 1024 + 1000},
+		{JB_OUT_KB_PER_EVENT, 500, 4000, 100, 0, 100 + 1953.125 + 1000},
+		{JB_OUT_KB_PER_EVENT, 500, 1000, 100, 1, 500 + 1000},
+		/* MB per event: 2 MB x 1000 = 2000 MB (read as kB: 2 MB) */
+		{JB_OUT_MB_PER_EVENT, 2, 1000, 100, 0, 100 + 2000 + 1000},
+		{JB_OUT_MB_PER_EVENT, 0.5, 1000, 100, 0, 100 + 500 + 1000},
+		{JB_OUT_MB_PER_EVENT, 0.501, 1000, 100, 0, 100 + 501 + 1000},
+		/* GB per event: 0.002 GB x 1000 = 2048 MB */
+		{JB_OUT_GB_PER_EVENT, 0.002, 1000, 100, 0, 100 + 2048 + 1000},
+		/* not per event: a ratio of the input (10 x 100 MB) */
+		{JB_OUT_RATIO, 10, 1000, 100, 0, 100 + 1000 + 1000},
+		{JB_OUT_RATIO, 4, 1000, 100, 0, 100 + 500 + 1000},
+	};
+	struct jb_task t = {0};
+	t.work_disk_count = 1000;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t.out_disk_unit = cases[i].unit;
+		t.out_disk_count = cases[i].count;
+		double got = jb_disk_mb(&t, cases[i].nevents, cases[i].input_mb,
+					cases[i].direct);
+		if (fabs(got - cases[i].want) > 1e-9)
+			fail_msg("PJ-17 case %zu: %.9g MB, expected %.9g", i,
+				 got, cases[i].want);
+	}
+}
+
+/* PJ-17: outDiskCountUnit words, by their first two letters. */
+static void test_pj17_out_unit_words(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *word;
+		enum jb_out_unit unit;
+		const char *name;
+	} cases[] = {
+		{"kBPerEvent", JB_OUT_KB_PER_EVENT, "kBPerEvent"},
+		{"MBPerEvent", JB_OUT_MB_PER_EVENT, "MBPerEvent"},
+		{"GBPerEvent", JB_OUT_GB_PER_EVENT, "GBPerEvent"},
+		{"PerEvent", JB_OUT_KB_PER_EVENT, "kBPerEvent"},
+		{"kB", JB_OUT_RATIO, "kB"},
+		{"MB", JB_OUT_RATIO, "kB"},
+		{"", JB_OUT_RATIO, "kB"},
+		{NULL, JB_OUT_RATIO, "kB"},
+		{"MBPerEventX", JB_OUT_RATIO, "kB"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum jb_out_unit u = jb_out_unit_parse(cases[i].word);
+		if (u != cases[i].unit)
+			fail_msg("PJ-17 unit '%s': %d, expected %d",
+				 cases[i].word ? cases[i].word : "(null)",
+				 (int)u, (int)cases[i].unit);
+		assert_string_equal(jb_out_unit_name(u), cases[i].name);
+		assert_int_equal(jb_out_unit_parse(jb_out_unit_name(u)), u);
+	}
 }
 
 static void fx_disk_task(struct fx *f)
 {
 	f->t.out_disk_count = 500; /* kB per event */
-	f->t.out_disk_per_event = 1;
+	f->t.out_disk_unit = JB_OUT_KB_PER_EVENT;
 	f->t.work_disk_count = 1000;
 	/* PJ-17 uses the smallest job (1000 events, 100 MB), not the first:
-	** 100 + max(500, 500) + 1000 = 1600 MB. */
+	** 100 + max(500, 488.3) + 1000 = 1600 MB. */
 	f->jobs[0] = (struct jb_job){1, 4000, 400, 4};
 	f->jobs[1] = (struct jb_job){2, 1000, 100, 1};
 	f->t.njobs = 2;
 }
 
-/* PJ-17 */
+/* PJ-17: the job's 1600 MB against maxwdir x task cores / queue cores. */
 static void test_pj17_disk_against_maxwdir(void **state)
 {
 	(void)state;
@@ -653,33 +816,50 @@ static void test_pj17_disk_against_maxwdir(void **state)
 						    "disk");
 	assert_near(r->v[0], 1600, 1e-12);
 	assert_near(r->v[1], 1600, 0);
-	assert_near(r->v[2], 1, 0);
-	assert_reason_text(r, "disk 1600 MB >= maxwdir 1600 MB / 1 cores");
+	assert_near(r->v[2], 1600, 0);
+	assert_near(r->v[3], 1, 0);
+	assert_reason_text(r, "disk 1600 MB >= 1600 MB: maxwdir 1600 MB x "
+			      "task/queue cores 1");
 	assert_alive(f, "ROOM");
 	assert_alive(f, "DIRECT");
 	assert_alive(f, "UNKNOWN");
 	assert_stage(f, "disk", 4, 3);
 	free(f);
 
-	/* Multicore: maxwdir / cores, the queue's or (unified) the task's. */
-	f = fx_new();
-	fx_disk_task(f);
-	f->t.core_count = 8;
-	struct jb_queue *d = fx_add(f, "MCORE_EXACT");
-	d->core_count = 8;
-	d->maxwdir = 8 * 1600;
-	struct jb_queue *e = fx_add(f, "MCORE_ROOM");
-	e->core_count = 8;
-	e->maxwdir = 8 * 1601;
-	fx_add(f, "UNIFIED")->maxwdir = 1601; /* 1601 / 8 cores */
-	fx_run(f, 1);
-	r = assert_dropped(f, "MCORE_EXACT", "PJ-17", "disk");
-	assert_near(r->v[1], 12800, 0);
-	assert_near(r->v[2], 8, 0);
-	assert_alive(f, "MCORE_ROOM");
-	r = assert_dropped(f, "UNIFIED", "PJ-17", "disk");
-	assert_near(r->v[2], 8, 0);
-	free(f);
+	/* Multicore: maxwdir x task cores / queue cores. An 8-core task at
+	** an 8-core queue has all of it (the seed's maxwdir / 8 gave it an
+	** eighth), a 4-core task half, and at a coreCount 0 queue all. */
+	static const struct {
+		long tcores, qcores;
+		double maxwdir;
+		int dropped;
+		double limit;
+	} cases[] = {
+		{8, 8, 1600, 1, 1600},
+		{8, 8, 1601, 0, 1601},
+		{4, 8, 3200, 1, 1600},
+		{4, 8, 3202, 0, 1601},
+		{8, 0, 1600, 1, 1600},
+		{8, 0, 1601, 0, 1601},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		f = fx_new();
+		fx_disk_task(f);
+		f->t.core_count = cases[i].tcores;
+		struct jb_queue *q = fx_add(f, "MCORE");
+		q->core_count = cases[i].qcores;
+		q->maxwdir = cases[i].maxwdir;
+		fx_run(f, 1);
+		if (!cases[i].dropped) {
+			assert_alive(f, "MCORE");
+		} else {
+			r = assert_dropped(f, "MCORE", "PJ-17", "disk");
+			assert_near(r->v[0], 1600, 1e-9);
+			assert_near(r->v[1], cases[i].limit, 1e-9);
+			assert_near(r->v[2], cases[i].maxwdir, 0);
+		}
+		free(f);
+	}
 }
 
 /* ---- PJ-18 / PJ-19 ------------------------------------------------------ */
@@ -927,6 +1107,36 @@ static void test_pj25_t1weight_minus_one(void **state)
 	free(f);
 }
 
+/* PJ-25: t1Weight < 0, as PanDA tests it, not only -1; 0 is the edge. */
+static void test_pj25_t1weight_negative(void **state)
+{
+	(void)state;
+	static const struct {
+		double t1;
+		int dropped;
+	} cases[] = {
+		{-2, 1}, {-1, 1}, {-0.5, 1}, {-1e-9, 1}, {0, 0}, {1e-9, 0},
+		{100, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		fx_add(f, "SAT");
+		fx_add(f, "AT_NUC")->nucleus = "NUC";
+		f->t.t1_weight = cases[i].t1;
+		fx_run(f, 1);
+		assert_alive(f, "AT_NUC");
+		if (!cases[i].dropped) {
+			assert_alive(f, "SAT");
+		} else {
+			const struct dec_reason *r =
+				assert_dropped(f, "SAT", "PJ-25", "t1weight");
+			assert_near(r->v[0], cases[i].t1, 0);
+			assert_near(r->v[1], 0, 0);
+		}
+		free(f);
+	}
+}
+
 /* PJ-26 */
 static void test_pj26_no_pilot(void **state)
 {
@@ -945,6 +1155,38 @@ static void test_pj26_no_pilot(void **state)
 			   "no pilot ever");
 	assert_stage(f, "pilot", 3, 1);
 	free(f);
+}
+
+/* PJ-26: a queue with numSlots set (0 included, -1 is unset) is not
+** checked for pilots, as in PanDA; on both sides of the 3 hours. */
+static void test_pj26_num_slots_exempt(void **state)
+{
+	(void)state;
+	static const struct {
+		long slots;
+		long long age; /* s since the last pilot, -1 never */
+		int dropped;
+	} cases[] = {
+		{-1, 10800, 0}, {-1, 10801, 1}, {-1, -1, 1},
+		{0, 10801, 0},  {0, -1, 0},     {800, 10801, 0},
+		{800, -1, 0},   {1, 10800, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		struct jb_queue *q = fx_add(f, "Q");
+		q->num_slots = cases[i].slots;
+		q->last_pilot = cases[i].age < 0 ? 0 : NOW - cases[i].age;
+		fx_run(f, 1);
+		if (!cases[i].dropped) {
+			assert_alive(f, "Q");
+		} else {
+			const struct dec_reason *r =
+				assert_dropped(f, "Q", "PJ-26", "nopilot");
+			assert_near(r->v[0], cases[i].age < 0 ? 0 : 10801, 0);
+			assert_near(r->v[1], 10800, 0);
+		}
+		free(f);
+	}
 }
 
 /* ---- PJ-27 -------------------------------------------------------------- */
@@ -1010,12 +1252,15 @@ int main(void)
 		cmocka_unit_test(test_pj10_zero_share_drops_queue),
 		cmocka_unit_test(test_pj11_io_intensive_input_move),
 		cmocka_unit_test(test_pj12_disk_io_limit),
+		cmocka_unit_test(test_pj12_disk_io_per_core),
 		cmocka_unit_test(test_pj13_core_count_matching),
 		cmocka_unit_test(test_pj14_release_list_and_any),
 		cmocka_unit_test(test_pj14_auto_queues_use_rc_check),
+		cmocka_unit_test(test_pj14_any_needs_no_hardware_spec),
 		cmocka_unit_test(test_pj15_memory_range),
 		cmocka_unit_test(test_pj16_direct_access_only),
 		cmocka_unit_test(test_pj17_disk_formula),
+		cmocka_unit_test(test_pj17_out_unit_words),
 		cmocka_unit_test(test_pj17_disk_against_maxwdir),
 		cmocka_unit_test(test_pj18_pj19_storage),
 		cmocka_unit_test(test_pj20_scout_walltime),
@@ -1025,7 +1270,9 @@ int main(void)
 		cmocka_unit_test(test_pj23_event_service),
 		cmocka_unit_test(test_pj24_transferring),
 		cmocka_unit_test(test_pj25_t1weight_minus_one),
+		cmocka_unit_test(test_pj25_t1weight_negative),
 		cmocka_unit_test(test_pj26_no_pilot),
+		cmocka_unit_test(test_pj26_num_slots_exempt),
 		cmocka_unit_test(test_pj27_express_network_threshold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,10 @@
 
 /* ---- PJ-28 .. PJ-32: weights -------------------------------------------- */
 
-/* PJ-28 */
+/* PJ-28: numSlots counts cores, so a job takes the queue's coreCount of
+** them (the task's at a coreCount 0 queue): max(numSlots / cores,
+** running); numSlots 0 adds the starting jobs. The issue's case: an 8-core
+** queue with numSlots 800 counts 100 running, not 800. */
 static void test_pj28_running_count(void **state)
 {
 	(void)state;
@@ -22,25 +25,40 @@ static void test_pj28_running_count(void **state)
 	static const struct {
 		long prio;
 		double running, nbatch, starting;
-		long slots;
+		long slots, qcores, tcores;
 		double want;
 	} cases[] = {
-		{100, 5, 0, 0, -1, 5},
-		{100, 5, 12, 0, -1, 12},   /* bootstrap from batch jobs */
-		{100, 5, 50, 0, -1, 20},   /* min(nBatchJob, 20) */
-		{100, 25, 50, 0, -1, 25},  /* running >= 20: no bootstrap */
-		{100, 5, 3, 0, -1, 5},     /* nBatchJob not above running */
-		{100, 5, 0, 0, 30, 30},    /* numSlots > 0 */
-		{100, 50, 0, 0, 30, 50},
-		{100, 5, 0, 8, 0, 8},      /* numSlots 0: starting */
-		{100, 5, 0, 8, -1, 5},     /* numSlots unset: no starting */
-		{150, 5, 12, 0, 30, 30},   /* at MAX_PRIO_TO_BOOTSTRAP */
-		{151, 5, 12, 8, 30, 5},    /* above: real running only */
-		{151, 5, 12, 8, 0, 5},
+		{100, 5, 0, 0, -1, 1, 1, 5},
+		{100, 5, 12, 0, -1, 1, 1, 12},   /* bootstrap from batch jobs */
+		{100, 5, 50, 0, -1, 1, 1, 20},   /* min(nBatchJob, 20) */
+		{100, 25, 50, 0, -1, 1, 1, 25},  /* running >= 20: no bootstrap */
+		{100, 5, 3, 0, -1, 1, 1, 5},     /* nBatchJob not above running */
+		{100, 5, 0, 0, 30, 1, 1, 30},    /* numSlots > 0, 1 core */
+		{100, 50, 0, 0, 30, 1, 1, 50},
+		/* 8 cores: 800 slots are 100 jobs; running decides either side */
+		{100, 5, 0, 0, 800, 8, 8, 100},
+		{100, 99, 0, 0, 800, 8, 8, 100},
+		{100, 101, 0, 0, 800, 8, 8, 101},
+		{100, 5, 0, 0, 801, 8, 8, 100.125}, /* not rounded */
+		/* coreCount 0 (unified): the task's cores */
+		{100, 5, 0, 0, 800, 0, 8, 100},
+		{100, 5, 0, 0, 800, 0, 1, 800},
+		/* numSlots 0: running + starting, not the max */
+		{100, 5, 0, 8, 0, 1, 1, 13},
+		{100, 10, 0, 8, 0, 1, 1, 18},
+		{100, 5, 12, 8, 0, 1, 1, 20},    /* bootstrap 12, then + 8 */
+		{100, 5, 0, 8, -1, 1, 1, 5},     /* numSlots unset: no starting */
+		{150, 5, 12, 0, 30, 1, 1, 30},   /* at MAX_PRIO_TO_BOOTSTRAP */
+		{150, 5, 0, 0, 800, 8, 8, 100},
+		{151, 5, 12, 8, 30, 1, 1, 5},    /* above: real running only */
+		{151, 5, 12, 8, 0, 1, 1, 5},
+		{151, 5, 0, 0, 800, 8, 8, 5},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct jb_queue q = {0};
 		t.priority = cases[i].prio;
+		t.core_count = cases[i].tcores;
+		q.core_count = cases[i].qcores;
 		q.counts.running = cases[i].running;
 		q.counts.nbatchjob = cases[i].nbatch;
 		q.counts.starting = cases[i].starting;
@@ -49,6 +67,90 @@ static void test_pj28_running_count(void **state)
 		if (got != cases[i].want)
 			fail_msg("PJ-28 case %zu: %g, expected %g", i, got,
 				 cases[i].want);
+	}
+}
+
+/* PJ-28 through PJ-33: the cap an 8-core queue with numSlots 800 gets is
+** max(NQUEUELIMITSITE 20, 2 x 100) = 200, so 201 activated drop it and
+** 200 do not (it was 1600 when numSlots counted jobs). */
+static void test_pj28_num_slots_cap(void **state)
+{
+	(void)state;
+	static const struct {
+		double activated;
+		int dropped;
+	} cases[] = {{200, 0}, {201, 1}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		f->t.core_count = 8;
+		f->t.priority = 100; /* <= MAX_PRIO_TO_BOOTSTRAP: slots count */
+		struct jb_queue *q = fx_add(f, "MCORE");
+		q->core_count = 8;
+		q->num_slots = 800;
+		q->counts.running = 40;
+		q->counts.activated = cases[i].activated;
+		fx_run(f, 1);
+		if (!cases[i].dropped) {
+			assert_alive(f, "MCORE");
+		} else {
+			const struct dec_reason *r =
+				assert_dropped(f, "MCORE", "PJ-33", "cap");
+			assert_near(r->v[0], 201, 0);
+			assert_near(r->v[1], 200, 0);
+			assert_near(r->v[3], 100, 0);
+		}
+		free(f);
+	}
+}
+
+/* PJ-33 / PJ-34 / PJ-36 for express tasks (PJ-27's: urgent or priority
+** >= 1000): no cap at all, as in PanDA. A queue with 10 running has the
+** cap max(NQUEUELIMITSITE 20, 2 x 10) = 20: 30 activated drop it for
+** priority 999; at 1000, or urgent, it stays and takes all 5 jobs, where
+** 19 activated would have left it room for one. */
+static void test_pj33_pj36_express_uncapped(void **state)
+{
+	(void)state;
+	static const struct {
+		long prio;
+		const char *ptype;
+		double activated;
+		int dropped;
+		size_t placed;
+	} cases[] = {
+		{999, "simul", 30, 1, 0},
+		{1000, "simul", 30, 0, 5},
+		{500, "urgent", 30, 0, 5},
+		{999, "simul", 19, 0, 1},
+		{1000, "simul", 19, 0, 5},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fx *f = fx_new();
+		f->t.priority = cases[i].prio;
+		f->t.processing_type = cases[i].ptype;
+		fx_jobs(f, 5);
+		struct jb_queue *q = fx_add(f, "SMALL");
+		q->nucleus = "NUC"; /* PJ-08 keeps priority >= 800 there */
+		q->counts.running = 10;
+		q->counts.activated = cases[i].activated;
+		fx_run(f, 1);
+		if (cases[i].dropped) {
+			const struct dec_reason *r =
+				assert_dropped(f, "SMALL", "PJ-33", "cap");
+			assert_near(r->v[0], 30, 0);
+			assert_near(r->v[1], 20, 0);
+		} else {
+			assert_alive(f, "SMALL");
+		}
+		if (f->plan.nassigned != cases[i].placed)
+			fail_msg("express case %zu: %zu placed, expected %zu", i,
+				 f->plan.nassigned, cases[i].placed);
+		int express = cases[i].prio >= 1000 ||
+			      strcmp(cases[i].ptype, "urgent") == 0;
+		assert_int_equal(strstr(f->d.note, "no PJ-33/PJ-34/PJ-36 cap") !=
+					 NULL,
+				 express);
+		free(f);
 	}
 }
 
@@ -608,6 +710,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pj28_running_count),
+		cmocka_unit_test(test_pj28_num_slots_cap),
+		cmocka_unit_test(test_pj33_pj36_express_uncapped),
 		cmocka_unit_test(test_pj29_pj30_base_weight),
 		cmocka_unit_test(test_pj31_data_factor),
 		cmocka_unit_test(test_pj32_weight_and_explanation),

@@ -4,7 +4,10 @@
 ** The AGLT2 dictionary of the seed is copied verbatim below; the variants
 ** change one list each so that every rule is reached on its own (AGLT2
 ** publishes 'any' containers, which alone satisfies RC-05 and the second
-** half of RC-06). Each case checks the verdict and, for a reject, the rule
+** half of RC-06). The job-brokerage seed's AGLT2 publishes no
+** architectures, the brokerage seed's adds the exclusive intel cpu and
+** nvidia gpu dictionaries: only the RC-03 cases use that one (V_AGLT2_HW),
+** since its 'excl' lists refuse every task not asking intel and nvidia. Each case checks the verdict and, for a reject, the rule
 ** ID, reason code, the string argument and the first compared number.
 */
 #include "gbtest.h"
@@ -80,12 +83,15 @@ static const char *const only_slash_cvmfs[] = {"/cvmfs"};
 static const char *const centos7_gcc8[] = {"x86_64-centos7-gcc8-opt"};
 
 enum variant {
-	V_AGLT2,      /* the seed's dictionary as published */
-	V_NOHW,       /* no architectures published */
+	V_AGLT2,      /* the job-brokerage seed's dictionary (no hardware) */
+	V_AGLT2_HW,   /* the brokerage seed's, with its architectures */
+	V_NOHW,       /* no architectures published (as V_AGLT2) */
+	V_GPU_EXCL,   /* only the gpu dictionary, nvidia exclusive */
 	V_PREFIX,     /* containers by prefix, no 'any' */
 	V_FC,         /* fat-container tags, 'any' containers */
 	V_SLASHCVMFS, /* only '/cvmfs' container, one cmtconfig */
-	V_TAGONLY,    /* no containers, one cmtconfig, the seed's tags */
+	V_TAGONLY,    /* no cvmfs nor containers, one cmtconfig, the seed's
+			 tags: only RC-07 can accept */
 	V_NOCVMFS_ANY,/* no cvmfs, 'any' container, the seed's tags */
 	V_ATLASONLY,  /* cvmfs atlas only, no containers, one cmtconfig */
 	V_CVMFSANY,   /* cvmfs 'any', no containers, one cmtconfig */
@@ -99,17 +105,22 @@ static void make_variant(enum variant v, struct rc_sw *sw)
 		aglt2_cmtconfigs, N(aglt2_cmtconfigs),
 		aglt2_containers, N(aglt2_containers),
 		aglt2_cvmfs,      N(aglt2_cvmfs),
-		&aglt2_cpu,       &aglt2_gpu,
+		NULL,             NULL,
 		aglt2_tags,       N(aglt2_tags),
 	};
 	*sw = aglt2;
 	switch (v) {
 	case V_AGLT2:
+	case V_NOHW:
 	case V_NULL:
 	case V_COUNT:
 		break;
-	case V_NOHW:
-		sw->cpu = sw->gpu = NULL;
+	case V_AGLT2_HW:
+		sw->cpu = &aglt2_cpu;
+		sw->gpu = &aglt2_gpu;
+		break;
+	case V_GPU_EXCL:
+		sw->gpu = &aglt2_gpu;
 		break;
 	case V_PREFIX:
 		sw->containers = pfx_containers;
@@ -126,6 +137,8 @@ static void make_variant(enum variant v, struct rc_sw *sw)
 		sw->ncmtconfigs = 1;
 		break;
 	case V_TAGONLY:
+		sw->cvmfs = NULL;
+		sw->ncvmfs = 0;
 		sw->containers = NULL;
 		sw->ncontainers = 0;
 		sw->cmtconfigs = centos7_gcc8;
@@ -379,55 +392,81 @@ static void run_cases(const struct rc_case *cases, size_t n)
 	}
 }
 
+/* RC-03 with the brokerage seed's AGLT2 (cpu vendors intel,excl; gpu
+** vendors nvidia,excl): each 'excl' list has a case asking its value
+** (accepted) and one asking nothing or another value (refused, with the
+** list's length as the number compared). */
 static void test_rc03_hardware(void **state)
 {
 	(void)state;
+#define INTEL "#x86_64-intel-avx2"
 	static const struct rc_case cases[] = {
-		{"RC-03 full spec matches AGLT2", V_AGLT2, 0,
-		 GCC8 "#x86_64-intel-avx2&nvidia-kt100", NULL, 0, "Athena",
-		 "21.0.38", RC_RELEASE, NULL, NULL, NULL, 0},
-		{"RC-03 no spec: architectures not checked", V_AGLT2, 0, GCC8,
-		 NULL, 0, "Athena", "21.0.38", RC_RELEASE, NULL, NULL, NULL, 0},
-		{"RC-03 arm64 not in arch list", V_AGLT2, 0,
+		{"RC-03 full spec matches AGLT2", V_AGLT2_HW, 0,
+		 GCC8 INTEL "&nvidia-kt100", NULL, 0, "Athena", "21.0.38",
+		 RC_RELEASE, NULL, NULL, NULL, 0},
+		{"RC-03 no spec: the cpu vendor list is exclusive", V_AGLT2_HW,
+		 0, GCC8, NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-03",
+		 "cpu_vendor", NULL, 2},
+		{"RC-03 arm64 not in arch list", V_AGLT2_HW, 0,
 		 GCC8 "#arm64-intel-avx2", NULL, 0, "Athena", "21.0.38",
 		 RC_RELEASE, "RC-03", "cpu_arch", "arm64", 1},
-		{"RC-03 #x86_64 alone: vendor list is exclusive", V_AGLT2, 0,
+		{"RC-03 #x86_64 alone: vendor list is exclusive", V_AGLT2_HW, 0,
 		 GCC8 "#x86_64", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
 		 "RC-03", "cpu_vendor", NULL, 2},
-		{"RC-03 amd not among intel,excl", V_AGLT2, 0,
+		{"RC-03 amd not among intel,excl", V_AGLT2_HW, 0,
 		 GCC8 "#x86_64-amd-avx2", NULL, 0, "Athena", "21.0.38",
 		 RC_RELEASE, "RC-03", "cpu_vendor", "amd", 2},
-		{"RC-03 instruction set missing is fine (no excl)", V_AGLT2, 0,
-		 GCC8 "#x86_64-intel", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
-		 NULL, NULL, NULL, 0},
-		{"RC-03 sse4 not in instr list", V_AGLT2, 0,
+		{"RC-03 instruction set missing is fine (no excl)", V_AGLT2_HW,
+		 0, GCC8 "#x86_64-intel&nvidia", NULL, 0, "Athena", "21.0.38",
+		 RC_RELEASE, NULL, NULL, NULL, 0},
+		{"RC-03 sse4 not in instr list", V_AGLT2_HW, 0,
 		 GCC8 "#x86_64-intel-sse4", NULL, 0, "Athena", "21.0.38",
 		 RC_RELEASE, "RC-03", "cpu_instr", "sse4", 1},
-		{"RC-03 gpu vendor only, model list not exclusive", V_AGLT2, 0,
+		{"RC-03 gpu vendor only, model list not exclusive", V_AGLT2_HW,
+		 0, GCC8 INTEL "&nvidia", NULL, 0, "Athena", "21.0.38",
+		 RC_RELEASE, NULL, NULL, NULL, 0},
+		{"RC-03 amd gpu refused", V_AGLT2_HW, 0, GCC8 INTEL "&amd-kt100",
+		 NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-03", "gpu_vendor",
+		 "amd", 2},
+		{"RC-03 a100 not in model list", V_AGLT2_HW, 0,
+		 GCC8 INTEL "&nvidia-a100", NULL, 0, "Athena", "21.0.38",
+		 RC_RELEASE, "RC-03", "gpu_model", "a100", 1},
+		{"RC-03 '&' naming nothing: gpu vendor exclusive", V_AGLT2_HW, 0,
+		 GCC8 INTEL "&", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
+		 "RC-03", "gpu_vendor", NULL, 2},
+		/* The issue's case: the exclusive gpu list refuses a CPU task. */
+		{"RC-03 cpu-only task refused by the exclusive gpu vendors",
+		 V_AGLT2_HW, 0, GCC8 INTEL, NULL, 0, "Athena", "21.0.38",
+		 RC_RELEASE, "RC-03", "gpu_vendor", NULL, 2},
+		{"RC-03 gpu-exclusive queue refuses a plain task", V_GPU_EXCL, 0,
+		 GCC8, NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-03",
+		 "gpu_vendor", NULL, 2},
+		{"RC-03 gpu-exclusive queue takes an nvidia task", V_GPU_EXCL, 0,
 		 GCC8 "&nvidia", NULL, 0, "Athena", "21.0.38", RC_RELEASE, NULL,
 		 NULL, NULL, 0},
-		{"RC-03 amd gpu refused", V_AGLT2, 0, GCC8 "&amd-kt100", NULL, 0,
-		 "Athena", "21.0.38", RC_RELEASE, "RC-03", "gpu_vendor", "amd",
-		 2},
-		{"RC-03 a100 not in model list", V_AGLT2, 0, GCC8 "&nvidia-a100",
-		 NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-03", "gpu_model",
-		 "a100", 1},
-		{"RC-03 '&' naming nothing: gpu vendor exclusive", V_AGLT2, 0,
-		 GCC8 "&", NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-03",
-		 "gpu_vendor", NULL, 2},
-		{"RC-03 cpu-only task not checked against the gpu dictionary",
-		 V_AGLT2, 0, GCC8 "#x86_64-intel-avx2", NULL, 0, "Athena",
-		 "21.0.38", RC_RELEASE, NULL, NULL, NULL, 0},
-		{"RC-03 no cpu dictionary accepts any cpu spec", V_NOHW, 0,
+		{"RC-03 gpu-exclusive queue refuses an amd task", V_GPU_EXCL, 0,
+		 GCC8 "&amd", NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-03",
+		 "gpu_vendor", "amd", 2},
+		{"RC-03 no cpu dictionary refuses a cpu spec", V_NOHW, 0,
 		 GCC8 "#arm64-amd-sve", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
-		 NULL, NULL, NULL, 0},
+		 "RC-03", "cpu", "arm64", 0},
+		{"RC-03 no cpu dictionary refuses '#' naming nothing", V_NOHW, 0,
+		 GCC8 "#", NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-03",
+		 "cpu", "", 0},
+		{"RC-03 no cpu dictionary, no cpu spec: accepted", V_NOHW, 0,
+		 GCC8, NULL, 0, "Athena", "21.0.38", RC_RELEASE, NULL, NULL,
+		 NULL, 0},
+		{"RC-03 gpu dictionary only refuses a cpu spec", V_GPU_EXCL, 0,
+		 GCC8 "#x86_64&nvidia", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
+		 "RC-03", "cpu", "x86_64", 0},
 		{"RC-03 no gpu dictionary refuses a gpu spec", V_NOHW, 0,
 		 GCC8 "&nvidia-kt100", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
 		 "RC-03", "gpu", NULL, 0},
-		{"RC-03 hardware is checked before the container", V_AGLT2, 0,
+		{"RC-03 hardware is checked before the container", V_AGLT2_HW, 0,
 		 GCC8 "#arm64", "atlas/athena:21.0.38", 0, NULL, NULL,
 		 RC_RELEASE, "RC-03", "cpu_arch", "arm64", 1},
 	};
+#undef INTEL
 	run_cases(cases, N(cases));
 }
 
@@ -520,8 +559,20 @@ static void test_rc06_cvmfs_and_platform(void **state)
 		 V_NULL, 0, GCC8 "@centos7", NULL, 0, "Athena", "21.0.38",
 		 RC_RELEASE, "RC-06", "cvmfs", "atlas", 0},
 		{"RC-06 platform not in cmtconfigs, base platform needed",
-		 V_TAGONLY, 0, SLC6 "@slc6", NULL, 0, "Athena", "21.0.38",
+		 V_ATLASONLY, 0, SLC6 "@slc6", NULL, 0, "Athena", "21.0.38",
 		 RC_RELEASE, "RC-06", "platform", SLC6, 1},
+		{"RC-06 no cvmfs, base platform, no 'any' container", V_TAGONLY,
+		 0, SLC6 "@slc6", NULL, 0, "Athena", "21.0.38", RC_RELEASE,
+		 "RC-06", "cvmfs", "atlas", 0},
+		/* cvmfs has atlas: RC-06 applies and decides; the seed's
+		** 21.0.38 tag on SLC6 is no fallback (PanDA's order). The
+		** same tag without the cvmfs repository is RC-07's. */
+		{"RC-06 applies: platform missing, a tag does not help",
+		 V_ATLASONLY, 0, SLC6, NULL, 0, "Athena", "21.0.38", RC_RELEASE,
+		 "RC-06", "platform", SLC6, 1},
+		{"RC-06 does not apply: the tag serves (RC-07)", V_TAGONLY, 0,
+		 SLC6, NULL, 0, "Athena", "21.0.38", RC_RELEASE, NULL, NULL, NULL,
+		 0},
 	};
 	run_cases(cases, N(cases));
 }
@@ -543,8 +594,8 @@ static void test_rc07_tags(void **state)
 		{"RC-07 another platform", V_TAGONLY, 0, "x86_64-slc6-gcc8-opt",
 		 NULL, 0, "Athena", "21.0.38", RC_RELEASE, "RC-07", "release",
 		 "21.0.38", 2},
-		/* RC-07 replaces all of RC-06: an installed tag serves even
-		** without cvmfs, and 'any' lets it serve a base platform. */
+		/* RC-07 when cvmfs lacks the repository: an installed tag
+		** serves, and 'any' lets it serve a base platform. */
 		{"RC-07 tag without cvmfs", V_NOCVMFS_ANY, 0, SLC6 "@slc6", NULL,
 		 0, "Athena", "21.0.38", RC_RELEASE, NULL, NULL, NULL, 0},
 		{"RC-07 no tag and no cvmfs", V_NOCVMFS_ANY, 0, SLC6 "@slc6",

@@ -506,6 +506,11 @@ static const struct prm_kv bare_kv[] = {
 	{"FAST_REBRO_THRESHOLD_NQUEUE", 20},
 };
 static const struct prm_set bare = {bare_kv, N(bare_kv)};
+static const struct prm_kv bare_mc_kv[] = {
+	{"FAST_REBRO_THRESHOLD_NQUEUE", 20},
+	{"FAST_REBRO_THRESHOLD_NQUEUE_MC", 65},
+};
+static const struct prm_set bare_mc = {bare_mc_kv, N(bare_mc_kv)};
 
 static void test_to13_fast_rebro(void **state)
 {
@@ -528,9 +533,16 @@ static void test_to13_fast_rebro(void **state)
 		 0, 0, 30, 60, NAN},
 		{"TO-13 another gshare's threshold", {100, 10, 200, 0}, &mc,
 		 "Analysis", 0, 0, 30, 60, NAN},
-		/* The bare key is the fallback for every gshare. */
-		{"TO-13 bare threshold", {100, 10, 200, 0}, &bare, "Analysis",
-		 1, 40, 30, 60, 20},
+		/* The bare key opts no gshare in: only its own key does. */
+		{"TO-13 bare threshold: never", {100, 10, 200, 0}, &bare,
+		 "Analysis", 0, 0, 30, 60, NAN},
+		{"TO-13 bare threshold and the gshare's own", {100, 10, 200, 0},
+		 &bare_mc, "MC", 1, 35, 30, 60, 65},
+		{"TO-13 bare threshold, another gshare", {100, 10, 200, 0},
+		 &bare_mc, "Analysis", 0, 0, 30, 60, NAN},
+		/* A gshare called FRAC does not read ..._NQUEUE_FRAC. */
+		{"TO-13 gshare named like another key", {100, 10, 200, 0},
+		 &mc_frac, "FRAC", 0, 0, 50, 20, NAN},
 		{"TO-13 nSlots: never", {100, 10, 200, 1}, &mc, "MC",
 		 0, 0, 30, 60, 20},
 		/* Ratio boundary: nQ 30 = 3 x 10 stays, 31 triggers. */
@@ -600,8 +612,12 @@ static void test_to13_einval(void **state)
 	for (size_t i = 0; i < N(bad); i++)
 		assert_int_equal(to_fast_rebro(&bad[i], &mc, "MC", &out),
 				 GB_EINVAL);
-	/* NULL gshare reads the bare key, unset by default: never. */
+	/* NULL or "" gshare has no key of its own: never, even with the
+	** bare key set. */
 	assert_int_equal(to_fast_rebro(&ok, NULL, NULL, &out), GB_OK);
+	assert_int_equal(out.triggered, 0);
+	assert_true(isnan(out.nqueue_limit));
+	assert_int_equal(to_fast_rebro(&ok, &bare, "", &out), GB_OK);
 	assert_int_equal(out.triggered, 0);
 	assert_true(isnan(out.nqueue_limit));
 }

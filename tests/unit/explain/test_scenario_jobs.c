@@ -186,7 +186,7 @@ static void test_valid_base(void **state)
 	assert_int_equal(r->t.task_id, 7);
 	assert_string_equal(r->t.gshare, "MC Simul");
 	assert_int_equal(r->t.scope, TB_SCOPE_NUCLEUS_ONLY);
-	assert_true(r->t.out_disk_per_event);
+	assert_int_equal(r->t.out_disk_unit, JB_OUT_KB_PER_EVENT);
 	assert_near(r->t.cpu_efficiency, 100, 0); /* default */
 	assert_int_equal(r->need.kind, RC_NIGHTLY);
 	assert_string_equal(r->need.sw_version, "21.0.38");
@@ -559,17 +559,32 @@ static const struct expect examples[] = {
 	 "SARA-MATRIX_UCORE:PJ-19:blacklist",
 	 "memory 7200 MB < minrss 32000 MB (8 cores)", ""},
 	{"jobs-release-auto.json", DEC_ASSIGNED,
-	 "AGLT2_UCORE,NET2_TAGS_UCORE,SLAC_ANY_UCORE",
+	 "AGLT2_CPU_UCORE,NET2_TAGS_UCORE",
+	 "AGLT2_UCORE:RC-03:gpu_vendor,NET2_NOARCH_UCORE:RC-03:cpu,"
+	 "SLAC_ANY_UCORE:PJ-14:hw_unchecked,"
 	 "CERN-ARM_UCORE:RC-03:cpu_arch,MWT2_AMD_UCORE:RC-03:cpu_vendor,"
 	 "SWT2_CPB_AVX512_UCORE:RC-03:cpu_instr,BU_OLD_UCORE:RC-07:release,"
-	 "UTA_SLC6_UCORE:RC-07:release,OU_NOSW_UCORE:RC-01:no_sw,"
+	 "UTA_SLC6_UCORE:RC-06:platform,OU_NOSW_UCORE:RC-01:no_sw,"
 	 "WT2_LIST_UCORE:PJ-14:cache",
-	 "release 21.0.38 not among the queue's 2 releases", NULL},
+	 "the queue's 2 gpu vendors are exclusive (excl)", NULL},
 	{"jobs-container.json", DEC_ASSIGNED,
 	 "AGLT2_GPU,MWT2_GPU,BNL_GPU,SLAC_GPU",
 	 "NET2_GPU:RC-05:container,SWT2_CPB_CPU:RC-03:gpu,"
 	 "UTA_AMD_GPU:RC-03:gpu_vendor,CERN-A100_GPU:RC-03:gpu_model",
 	 "container atlas/athena:22.0.1 matches none", NULL},
+	/* PJ-28: 800 slots on 8 cores are 100 running, cap 200 < 260. */
+	{"jobs-numslots.json", DEC_ASSIGNED,
+	 "NET2_MCORE,MWT2_MCORE_SLOTS,AGLT2_MCORE_ZERO,SWT2_MCORE_SLOTS",
+	 "BNL_MCORE_SLOTS:PJ-33:cap,UTA_MCORE_NOPILOT:PJ-26:nopilot",
+	 "activated+starting 260 > cap 200 = max(NQUEUELIMITSITE 20, 2 x "
+	 "running 100)", NULL},
+	/* PJ-17: 2 MB per event x 1000 + 1000 = 3000 MB; maxwdir x 8 / 8.
+	** PJ-12: 3200 kB/s over 8 cores. */
+	{"jobs-disk-units.json", DEC_ASSIGNED,
+	 "BNL_MCORE,MWT2_UCORE,NDGF-T1_MCORE",
+	 "AGLT2_MCORE:PJ-17:disk,SARA-MATRIX_MCORE:PJ-12:diskIO",
+	 "disk 3000 MB >= 2900 MB: maxwdir 2900 MB x task/queue cores 1",
+	 NULL},
 	{"jobs-network.json", DEC_ASSIGNED,
 	 "CERN-PROD_UCORE,DESY-HH_UCORE,PIC_UCORE,GRIF_UCORE,"
 	 "BEIJING-LCG2_UCORE",

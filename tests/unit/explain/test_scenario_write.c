@@ -514,7 +514,8 @@ static json_t *anal_max(void)
 
 static const char *const jobs_files[] = {
 	"jobs-assign.json",  "jobs-container.json",    "jobs-network.json",
-	"jobs-pending.json", "jobs-release-auto.json", NULL};
+	"jobs-pending.json", "jobs-release-auto.json", "jobs-numslots.json",
+	"jobs-disk-units.json", NULL};
 static const char *const anal_files[] = {"analysis-assign.json",
 					 "analysis-locality-retry.json",
 					 "analysis-throttled.json", NULL};
@@ -547,7 +548,7 @@ static void test_jobs(void **state)
 	assert_non_null(g->all_sw);
 	assert_non_null(g->queues[3].q.sw);
 	assert_int_equal(s2.job.req.t.preassign_skipped_since, 1);
-	assert_true(s2.job.req.t.out_disk_per_event);
+	assert_int_equal(s2.job.req.t.out_disk_unit, JB_OUT_KB_PER_EVENT);
 	assert_int_equal(strlen(s2.job.req.t.processing_type),
 			 GB_MAX_STRING - 1);
 	json_decref(f);
