@@ -47,6 +47,7 @@
 #define BASELINE_PILOTS 1000
 
 static char site_names[NSITES][32], plat_names[NPLAT][32];
+static const char *site_ptr[NSITES], *plat_ptr[NPLAT];
 
 static double now_s(void)
 {
@@ -319,6 +320,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NPLAT; i++)
 		snprintf(plat_names[i], sizeof(plat_names[i]), "x86_64-plat%02d",
 			 i);
+	for (int i = 0; i < NSITES; i++)
+		site_ptr[i] = site_names[i];
+	for (int i = 0; i < NPLAT; i++)
+		plat_ptr[i] = plat_names[i];
 	char self[4096], dir[4096], bin[4200], conf[4200];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (sl <= 0)
@@ -385,13 +390,9 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < npilots; i++) {
 		snprintf(pid_names[i], sizeof(pid_names[i]), "bp-%d", i);
-		pilots[i] = (struct cdt_pilot){
-			.pilot_id = pid_names[i],
-			.setup = "LHCb-Production",
-			.cpu_time = 2000000,
-			.site = site_names[i % NSITES],
-			.platform = plat_names[(i * 7) % NPLAT],
-		};
+		pd_pilot_one(&pilots[i], pid_names[i], "LHCb-Production",
+			     2000000, &site_ptr[i % NSITES],
+			     &plat_ptr[(i * 7) % NPLAT]);
 	}
 	char prefix[64];
 	snprintf(prefix, sizeof(prefix), "bench-warm-%ld", (long)time(NULL));
