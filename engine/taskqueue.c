@@ -21,24 +21,34 @@
 ** view in the TQ-10 counts. A new requirement is a new row here.
 **
 ** Interpretations (where the seed and RULES.md leave room):
-** - TQ-04 "if private pilot": a pilot is private when it names an owner
-**   group (has_owner_group). Only then do owner_group and owner_dn apply.
-**   owner_dn applies when that group lacks JOB_SHARING: the TQ's owner
-**   must equal the pilot's DN, and a private pilot of such a group that
-**   gives no DN matches nothing ("owner DN required"), as DIRAC's Matcher
-**   refuses it. A DN given without a group is ignored: a pilot cannot be
-**   private to a user outside a group.
+** - TQ-04 (DIRAC's __generateTQMatchSQL): a pilot is private when it
+**   names owner groups (a string or a list); the TQ's group must be one
+**   of them. Only when it also names DNs does the owner count: a TQ of a
+**   JOB_SHARING group matches whatever its owner, a TQ of another group
+**   only when its owner is one of the DNs. Groups without DNs get their
+**   groups' TQs whatever the owner. (DIRAC's Matcher since the
+**   OwnerDN->Owner rename seems to drop a private pilot's owner
+**   condition; we keep it, see the README's interpretations.)
 ** - TQ-05: setup must be equal; a TQ needing more CPU time than the slot
 **   offers (TQ cpu_time > pilot's) is dropped, equality passes.
-** - TQ-06: an empty set means "no requirement" for pilot types, sites, CEs
-**   and platforms. When the TQ lists pilot types, CEs or platforms, a pilot
-**   that gave no value is rejected (the job requires one it cannot check).
-**   banned_site rejects only when the pilot's site is in the TQ's banned
-**   set. Submit pools and grid middlewares are never matched (the seed:
-**   "only used by the pilot submission mechanism").
+** - TQ-06, as DIRAC's TaskQueueDB: site, gridCE, platform, pilotType and
+**   jobType are lists on the pilot; absent, empty or ANY is no constraint
+**   (the caller resolves that into has[]); otherwise a TQ passes when it
+**   lists no value for the field or shares one with the pilot. A TQ's
+**   banned sites count only when the pilot's site constrains, and drop it
+**   only when every site the pilot gives is banned. Tags: every tag of
+**   the TQ must be among the pilot's (ANY lifts it; no tags offered means
+**   only TQs without tags), and the TQ must carry every required tag. The
+**   pilot's own bans drop a TQ only when it lists every banned value.
+**   Submit pools and grid middlewares are never matched (the seed: "only
+**   used by the pilot submission mechanism").
 ** - TQ_ID_UNKNOWN (a pilot value no TQ uses) equals nothing and is in no
 **   set, so an unknown setup or site matches only where nothing is
-**   required.
+**   required, an unknown required tag matches nothing and an unknown
+**   banned value bans nothing.
+** - The filters an index can evaluate from the TQs' sets alone come first
+**   in the table (TQ_FL_NINDEXED), so tq_match_among, given what such an
+**   index cut, counts every TQ under the same filter as a full scan.
 ** - TQ-07: an entrant is a view that passes every filter, has waiting jobs
 **   and has the highest CPU time among such views (empty TQs do not raise
 **   the bar). The lottery is exactly proportional to the priority (one
@@ -77,7 +87,45 @@ const char *const tq_field_names[TQ_NFIELDS] = {
 	[TQ_F_PILOT_TYPES] = "pilotTypes",
 	[TQ_F_SUBMIT_POOLS] = "submitPools",
 	[TQ_F_GRID_MIDDLEWARES] = "gridMiddlewares",
+	[TQ_F_JOB_TYPES] = "jobTypes",
+	[TQ_F_TAGS] = "tags",
 };
+
+const enum tq_field tq_pfield_set[TQ_NPFIELDS] = {
+	[TQ_P_SITE] = TQ_F_SITES,
+	[TQ_P_GRID_CE] = TQ_F_GRID_CES,
+	[TQ_P_PLATFORM] = TQ_F_PLATFORMS,
+	[TQ_P_PILOT_TYPE] = TQ_F_PILOT_TYPES,
+	[TQ_P_JOB_TYPE] = TQ_F_JOB_TYPES,
+	[TQ_P_TAG] = TQ_F_TAGS,
+};
+
+const char *const tq_pfield_names[TQ_NPFIELDS] = {
+	"site", "gridCE", "platform", "pilotType", "jobType", "tags",
+};
+
+const char *const tq_pfield_ban_names[TQ_NPFIELDS] = {
+	"bannedSite",	   "bannedGridCE",  "bannedPlatform",
+	"bannedPilotType", "bannedJobType", "bannedTag",
+};
+
+const enum tq_filter_id tq_pfield_filter[TQ_NPFIELDS] = {
+	TQ_FL_SITE,	  TQ_FL_GRID_CE, TQ_FL_PLATFORM,
+	TQ_FL_PILOT_TYPE, TQ_FL_JOB_TYPE, TQ_FL_TAG,
+};
+
+const enum tq_filter_id tq_pfield_ban_filter[TQ_NPFIELDS] = {
+	TQ_FL_BAN_SITE,	      TQ_FL_BAN_GRID_CE,  TQ_FL_BAN_PLATFORM,
+	TQ_FL_BAN_PILOT_TYPE, TQ_FL_BAN_JOB_TYPE, TQ_FL_BAN_TAG,
+};
+
+/* DIRAC compares "any" ignoring case (its test sends "ANY" and "aNy"). */
+int tq_is_any(const char *s)
+{
+	return s != NULL && (s[0] == 'A' || s[0] == 'a') &&
+	       (s[1] == 'N' || s[1] == 'n') && (s[2] == 'Y' || s[2] == 'y') &&
+	       s[3] == '\0';
+}
 
 const long long tq_default_segments[4] = {500, 5000, 50000, 300000};
 
@@ -213,6 +261,10 @@ int tq_canon(const struct tq_def *d, char *buf, size_t len, size_t *outlen)
 	canon_put(&o, ";", 1);
 	for (int f = 0; f < TQ_NFIELDS; f++) {
 		const struct tq_strset *s = &d->set[f];
+		/* fields added later appear only when set: old TQs keep their
+		** signature (and their UNIQUE hash in the store) */
+		if (f >= TQ_F_JOB_TYPES && s->n == 0)
+			continue;
 		canon_key(&o, tq_field_names[f]);
 		canon_num(&o, (long long)s->n);
 		canon_put(&o, "[", 1);
@@ -262,29 +314,116 @@ static inline int id_in(const struct tq_idset *s, uint32_t x)
 	return *b == x;
 }
 
-/* An optional pilot value against a "required if listed" set: an empty set
-** accepts anything; a listed set needs a value the pilot gave, in it. */
-static inline int required_in(const struct tq_idset *s, int has, uint32_t x)
+/* 1 when the sorted sets a and b share a value (a merge walk; the pilot
+** gives one to a few values, the TQ a few dozen, so a binary search of
+** the TQ's set per pilot value when the pilot gives few). */
+static inline int ids_meet(const struct tq_idset *tq, const struct tq_idset *p)
 {
-	return s->n == 0 || (has && id_in(s, x));
+	if (p->n <= 4) {
+		int hit = 0;
+		for (size_t i = 0; i < p->n; i++)
+			hit |= id_in(tq, p->v[i]);
+		return hit;
+	}
+	size_t i = 0, j = 0;
+	while (i < tq->n && j < p->n) {
+		if (tq->v[i] == p->v[j])
+			return 1;
+		if (tq->v[i] < p->v[j])
+			i++;
+		else
+			j++;
+	}
+	return 0;
+}
+
+/* Index of the first value of `sub` not in `sup`, or sub->n when every
+** one is (an empty sub is a subset of anything). */
+static inline size_t first_missing(const struct tq_idset *sub,
+				   const struct tq_idset *sup)
+{
+	for (size_t i = 0; i < sub->n; i++)
+		if (!id_in(sup, sub->v[i]))
+			return i;
+	return sub->n;
+}
+
+/* "Shares a value" (TQ-06): a pilot that does not constrain the field
+** takes anything; a TQ with no values for it takes any pilot; else they
+** must share one. */
+static inline int shares(const struct tq_view *v, const struct tq_resource *r,
+			 enum tq_pfield pf)
+{
+	const struct tq_idset *s = &v->set[tq_pfield_set[pf]];
+	return !r->has[pf] || s->n == 0 || ids_meet(s, &r->want[pf]);
+}
+
+/* A pilot's ban (TQ-06): the TQ is dropped only when it lists every value
+** the pilot bans (DIRAC ORs the per-value NOT IN tests). */
+static inline int ban_ok(const struct tq_view *v, const struct tq_resource *r,
+			 enum tq_pfield pf)
+{
+	const struct tq_idset *b = &r->banned[pf];
+	return b->n == 0 ||
+	       first_missing(b, &v->set[tq_pfield_set[pf]]) < b->n;
 }
 
 /* Each filter returns 1 when the view passes, 0 when it is dropped. */
 typedef int (*tq_filter_fn)(const struct tq_view *v,
 			    const struct tq_resource *r);
 
-/* TQ-04: a private pilot runs only its group's jobs. */
-static int f_owner_group(const struct tq_view *v, const struct tq_resource *r)
+/* TQ-06 */
+static int f_pilot_type(const struct tq_view *v, const struct tq_resource *r)
 {
-	return !r->has_owner_group || id_eq(v->owner_group, r->owner_group);
+	return shares(v, r, TQ_P_PILOT_TYPE);
 }
 
-/* TQ-04: ...and only its owner's, unless the group shares jobs. */
+/* TQ-06 */
+static int f_site(const struct tq_view *v, const struct tq_resource *r)
+{
+	return shares(v, r, TQ_P_SITE);
+}
+
+/* TQ-06 */
+static int f_grid_ce(const struct tq_view *v, const struct tq_resource *r)
+{
+	return shares(v, r, TQ_P_GRID_CE);
+}
+
+/* TQ-06 */
+static int f_platform(const struct tq_view *v, const struct tq_resource *r)
+{
+	return shares(v, r, TQ_P_PLATFORM);
+}
+
+/* TQ-06 */
+static int f_job_type(const struct tq_view *v, const struct tq_resource *r)
+{
+	return shares(v, r, TQ_P_JOB_TYPE);
+}
+
+/* TQ-06: the TQ carries every tag the pilot requires. */
+static int f_required_tag(const struct tq_view *v, const struct tq_resource *r)
+{
+	return first_missing(&r->required, &v->set[TQ_F_TAGS]) ==
+	       r->required.n;
+}
+
+/* TQ-04: a private pilot runs only its groups' jobs. */
+static int f_owner_group(const struct tq_view *v, const struct tq_resource *r)
+{
+	return r->groups.n == 0 || id_in(&r->groups, v->owner_group);
+}
+
+/* TQ-04: ...and, when it also names DNs, only their jobs unless the TQ's
+** group shares jobs (DIRAC's OR over the groups of "OwnerGroup = g" for a
+** JOB_SHARING g, else "Owner = o AND OwnerGroup = g"). */
 static int f_owner_dn(const struct tq_view *v, const struct tq_resource *r)
 {
-	if (!r->has_owner_group || r->job_sharing)
+	if (r->groups.n == 0 || r->owners.n == 0)
 		return 1;
-	return r->has_owner && id_eq(v->owner, r->owner);
+	return id_in(&r->js_groups, v->owner_group) ||
+	       id_in(&r->owners, v->owner);
 }
 
 /* TQ-05 */
@@ -299,36 +438,52 @@ static int f_cpu_time(const struct tq_view *v, const struct tq_resource *r)
 	return v->cpu_time <= r->cpu_time;
 }
 
-/* TQ-06 */
-static int f_pilot_type(const struct tq_view *v, const struct tq_resource *r)
-{
-	return required_in(&v->set[TQ_F_PILOT_TYPES], r->has_pilot_type,
-			   r->pilot_type);
-}
-
-/* TQ-06: the site is mandatory on the pilot, so only the set can be empty. */
-static int f_site(const struct tq_view *v, const struct tq_resource *r)
-{
-	return required_in(&v->set[TQ_F_SITES], 1, r->site);
-}
-
-/* TQ-06 */
+/* TQ-06: the TQ's banned sites count only when the pilot's site
+** constrains the match, and drop the TQ only when every site the pilot
+** gives is banned. */
 static int f_banned_site(const struct tq_view *v, const struct tq_resource *r)
 {
-	return !id_in(&v->set[TQ_F_BANNED_SITES], r->site);
+	const struct tq_idset *w = &r->want[TQ_P_SITE];
+	return !r->has[TQ_P_SITE] ||
+	       first_missing(w, &v->set[TQ_F_BANNED_SITES]) < w->n;
 }
 
-/* TQ-06 */
-static int f_grid_ce(const struct tq_view *v, const struct tq_resource *r)
+/* TQ-06: every tag of the TQ is among the pilot's (ANY: no test). */
+static int f_tag(const struct tq_view *v, const struct tq_resource *r)
 {
-	return required_in(&v->set[TQ_F_GRID_CES], r->has_grid_ce, r->grid_ce);
+	const struct tq_idset *t = &v->set[TQ_F_TAGS];
+	return !r->has[TQ_P_TAG] || first_missing(t, &r->want[TQ_P_TAG]) == t->n;
 }
 
-/* TQ-06 */
-static int f_platform(const struct tq_view *v, const struct tq_resource *r)
+static int f_ban_site(const struct tq_view *v, const struct tq_resource *r)
 {
-	return required_in(&v->set[TQ_F_PLATFORMS], r->has_platform,
-			   r->platform);
+	return ban_ok(v, r, TQ_P_SITE);
+}
+
+static int f_ban_grid_ce(const struct tq_view *v, const struct tq_resource *r)
+{
+	return ban_ok(v, r, TQ_P_GRID_CE);
+}
+
+static int f_ban_platform(const struct tq_view *v, const struct tq_resource *r)
+{
+	return ban_ok(v, r, TQ_P_PLATFORM);
+}
+
+static int f_ban_pilot_type(const struct tq_view *v,
+			    const struct tq_resource *r)
+{
+	return ban_ok(v, r, TQ_P_PILOT_TYPE);
+}
+
+static int f_ban_job_type(const struct tq_view *v, const struct tq_resource *r)
+{
+	return ban_ok(v, r, TQ_P_JOB_TYPE);
+}
+
+static int f_ban_tag(const struct tq_view *v, const struct tq_resource *r)
+{
+	return ban_ok(v, r, TQ_P_TAG);
 }
 
 struct tq_filter_row {
@@ -340,15 +495,25 @@ struct tq_filter_row {
 ** is counted under (TQ-10) and which reason it gets. Since every row runs
 ** on every view (fail_mask), the order costs nothing in speed. */
 static const struct tq_filter_row tq_filters[] = {
+	[TQ_FL_PILOT_TYPE] = {{"pilot_type", "TQ-06"}, f_pilot_type},
+	[TQ_FL_SITE] = {{"site", "TQ-06"}, f_site},
+	[TQ_FL_GRID_CE] = {{"grid_ce", "TQ-06"}, f_grid_ce},
+	[TQ_FL_PLATFORM] = {{"platform", "TQ-06"}, f_platform},
+	[TQ_FL_JOB_TYPE] = {{"job_type", "TQ-06"}, f_job_type},
+	[TQ_FL_REQUIRED_TAG] = {{"required_tag", "TQ-06"}, f_required_tag},
 	[TQ_FL_OWNER_GROUP] = {{"owner_group", "TQ-04"}, f_owner_group},
 	[TQ_FL_OWNER_DN] = {{"owner_dn", "TQ-04"}, f_owner_dn},
 	[TQ_FL_SETUP] = {{"setup", "TQ-05"}, f_setup},
 	[TQ_FL_CPU_TIME] = {{"cpu_time", "TQ-05"}, f_cpu_time},
-	[TQ_FL_PILOT_TYPE] = {{"pilot_type", "TQ-06"}, f_pilot_type},
-	[TQ_FL_SITE] = {{"site", "TQ-06"}, f_site},
 	[TQ_FL_BANNED_SITE] = {{"banned_site", "TQ-06"}, f_banned_site},
-	[TQ_FL_GRID_CE] = {{"grid_ce", "TQ-06"}, f_grid_ce},
-	[TQ_FL_PLATFORM] = {{"platform", "TQ-06"}, f_platform},
+	[TQ_FL_TAG] = {{"tag", "TQ-06"}, f_tag},
+	[TQ_FL_BAN_SITE] = {{"ban_site", "TQ-06"}, f_ban_site},
+	[TQ_FL_BAN_GRID_CE] = {{"ban_grid_ce", "TQ-06"}, f_ban_grid_ce},
+	[TQ_FL_BAN_PLATFORM] = {{"ban_platform", "TQ-06"}, f_ban_platform},
+	[TQ_FL_BAN_PILOT_TYPE] = {{"ban_pilot_type", "TQ-06"},
+				  f_ban_pilot_type},
+	[TQ_FL_BAN_JOB_TYPE] = {{"ban_job_type", "TQ-06"}, f_ban_job_type},
+	[TQ_FL_BAN_TAG] = {{"ban_tag", "TQ-06"}, f_ban_tag},
 };
 
 _Static_assert(sizeof(tq_filters) / sizeof(tq_filters[0]) == TQ_NFILTERS,
@@ -391,7 +556,7 @@ static inline unsigned fail_mask(const struct tq_view *v,
 {
 	unsigned m = 0;
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 16
+#pragma GCC unroll 32
 #endif
 	for (int f = 0; f < TQ_NFILTERS; f++)
 		m |= (unsigned)!tq_filters[f].fn(v, r) << f;
@@ -412,10 +577,8 @@ int tq_check(const struct tq_view *v, const struct tq_resource *r)
 
 /*
 ** Templates carry no %s (str stays NULL): ids are not names, and the
-** caller that prints names takes the ids from v[]. Id-compare filters:
-** v[0] the TQ's id, v[1] the pilot's (-1 when it gave none). Set filters:
-** v[0] the set size, v[1] the pilot's id (-1 when none). cpu_time: v[0]
-** the TQ's segment, v[1] the pilot's seconds.
+** caller that prints names takes the ids from v[] (tq_reason in
+** taskqueue.h says which).
 */
 void tq_reason(const struct tq_view *v, const struct tq_resource *r,
 	       enum tq_filter_id f, struct dec_reason *out)
@@ -427,26 +590,40 @@ void tq_reason(const struct tq_view *v, const struct tq_resource *r,
 		return;
 	out->rule = tq_filters[f].d.rule;
 	out->code = tq_filters[f].d.name;
-	const struct tq_idset *s = NULL;
-	int has = 1;
-	uint32_t mine = 0;
+	const struct tq_idset *tags = &v->set[TQ_F_TAGS];
+	size_t k;
 	switch (f) {
+	case TQ_FL_PILOT_TYPE:
+	case TQ_FL_SITE:
+	case TQ_FL_GRID_CE:
+	case TQ_FL_PLATFORM:
+	case TQ_FL_JOB_TYPE: {
+		enum tq_pfield pf = f == TQ_FL_PILOT_TYPE ? TQ_P_PILOT_TYPE
+				    : f == TQ_FL_SITE     ? TQ_P_SITE
+				    : f == TQ_FL_GRID_CE  ? TQ_P_GRID_CE
+				    : f == TQ_FL_PLATFORM ? TQ_P_PLATFORM
+							  : TQ_P_JOB_TYPE;
+		out->fmt = "lists %.0f value(s), none of the pilot's %.0f";
+		out->v[0] = (double)v->set[tq_pfield_set[pf]].n;
+		out->v[1] = (double)r->want[pf].n;
+		return;
+	}
+	case TQ_FL_REQUIRED_TAG:
+		k = first_missing(&r->required, tags);
+		out->fmt = "lacks a tag the pilot requires (has %.0f)";
+		out->v[0] = (double)tags->n;
+		out->v[1] = k < r->required.n ? (double)r->required.v[k] : -1;
+		return;
 	case TQ_FL_OWNER_GROUP:
-		out->fmt = "owner group differs from the private pilot's";
+		out->fmt = "owner group not among the private pilot's";
 		out->v[0] = v->owner_group;
-		out->v[1] = r->owner_group;
+		out->v[1] = (double)r->groups.n;
 		return;
 	case TQ_FL_OWNER_DN:
+		out->fmt = "owner DN not among the private pilot's (group "
+			   "without JOB_SHARING)";
 		out->v[0] = v->owner;
-		if (!r->has_owner) {
-			out->fmt = "owner DN required: private pilot of a "
-				   "group without JOB_SHARING gave none";
-			out->v[1] = -1;
-		} else {
-			out->fmt = "owner DN differs from the private pilot's "
-				   "(group without JOB_SHARING)";
-			out->v[1] = r->owner;
-		}
+		out->v[1] = (double)r->owners.n;
 		return;
 	case TQ_FL_SETUP:
 		out->fmt = "setup differs from the pilot's";
@@ -458,45 +635,32 @@ void tq_reason(const struct tq_view *v, const struct tq_resource *r,
 		out->v[0] = (double)v->cpu_time;
 		out->v[1] = (double)r->cpu_time;
 		return;
-	case TQ_FL_PILOT_TYPE:
-		s = &v->set[TQ_F_PILOT_TYPES];
-		has = r->has_pilot_type;
-		mine = r->pilot_type;
-		out->fmt = has ? "pilot type not among the %.0f accepted"
-			       : "accepts %.0f pilot types, the pilot gave "
-				 "none";
-		break;
-	case TQ_FL_SITE:
-		s = &v->set[TQ_F_SITES];
-		mine = r->site;
-		out->fmt = "site not among the %.0f accepted";
-		break;
 	case TQ_FL_BANNED_SITE:
-		s = &v->set[TQ_F_BANNED_SITES];
-		mine = r->site;
-		out->fmt = "site is among the %.0f banned";
-		break;
-	case TQ_FL_GRID_CE:
-		s = &v->set[TQ_F_GRID_CES];
-		has = r->has_grid_ce;
-		mine = r->grid_ce;
-		out->fmt = has ? "grid CE not among the %.0f required"
-			       : "requires one of %.0f grid CEs, the pilot "
-				 "gave none";
-		break;
-	case TQ_FL_PLATFORM:
-		s = &v->set[TQ_F_PLATFORMS];
-		has = r->has_platform;
-		mine = r->platform;
-		out->fmt = has ? "platform not among the %.0f required"
-			       : "requires one of %.0f platforms, the pilot "
-				 "gave none";
-		break;
+		out->fmt = "bans %.0f site(s), among them every one of the "
+			   "pilot's %.0f";
+		out->v[0] = (double)v->set[TQ_F_BANNED_SITES].n;
+		out->v[1] = (double)r->want[TQ_P_SITE].n;
+		return;
+	case TQ_FL_TAG:
+		k = first_missing(tags, &r->want[TQ_P_TAG]);
+		out->fmt = "needs a tag the pilot does not offer (needs %.0f)";
+		out->v[0] = (double)tags->n;
+		out->v[1] = k < tags->n ? (double)tags->v[k] : -1;
+		return;
+	case TQ_FL_BAN_SITE:
+	case TQ_FL_BAN_GRID_CE:
+	case TQ_FL_BAN_PLATFORM:
+	case TQ_FL_BAN_PILOT_TYPE:
+	case TQ_FL_BAN_JOB_TYPE:
+	case TQ_FL_BAN_TAG:
+		out->fmt = "lists every one of the %.0f value(s) the pilot "
+			   "bans";
+		out->v[0] = (double)r->banned[f - TQ_FL_BAN_SITE].n;
+		out->v[1] = -1;
+		return;
 	case TQ_NFILTERS:
 		return;
 	}
-	out->v[0] = (double)s->n;
-	out->v[1] = has ? (double)mine : -1;
 }
 
 /* ---- matching: TQ-07, TQ-08 -------------------------------------------- */
@@ -563,24 +727,22 @@ static long nth_entrant(const double *weights, size_t n, size_t k)
 	return -1;
 }
 
-int tq_match(const struct tq_view *views, size_t n, const struct tq_resource *r,
-	     struct gb_rng *rng, double *weights, uint8_t *verdict,
-	     struct tq_result *out)
+/*
+** The match over views[pos(k)], k < m, where pos(k) is cand[k] or, with
+** cand NULL, k itself. weights and the draws are indexed by k, so the
+** same candidates in the same order give the same draws whether an index
+** cut the others or not (skipped views hold no ticket either way).
+*/
+static int match_core(const struct tq_view *views, const size_t *cand,
+		      size_t m, const struct tq_resource *r,
+		      struct gb_rng *rng, double *weights, uint8_t *verdict,
+		      struct tq_result *out)
 {
-	if (out == NULL)
-		return GB_EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->chosen = -1;
-	out->level = -1;
-	out->in = n;
-	if (r == NULL || rng == NULL ||
-	    (n > 0 && (views == NULL || weights == NULL)))
-		return GB_EINVAL;
-
-	/* Pass 1, filters: weights[i] = -1 for a view out of the race, else
+	/* Pass 1, filters: weights[k] = -1 for a view out of the race, else
 	** its ticket (>= 0); top = highest CPU time of non-empty matches. */
 	long long top = LLONG_MIN;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < m; k++) {
+		size_t i = cand ? cand[k] : k;
 		const struct tq_view *v = &views[i];
 		int f = check_view(v, r);
 		if (f < 0 && !levels_ok(v))
@@ -588,16 +750,16 @@ int tq_match(const struct tq_view *views, size_t n, const struct tq_resource *r,
 		uint8_t vd;
 		if (f >= 0) {
 			out->rejected[f]++;
-			weights[i] = -1.0;
+			weights[k] = -1.0;
 			vd = (uint8_t)f;
 		} else {
 			out->matched++;
 			if (v->njobs == 0) {
 				out->empty++;
-				weights[i] = -1.0;
+				weights[k] = -1.0;
 				vd = TQ_V_EMPTY;
 			} else {
-				weights[i] = ticket(v->priority);
+				weights[k] = ticket(v->priority);
 				if (v->cpu_time > top)
 					top = v->cpu_time;
 				vd = TQ_V_ENTRANT;
@@ -611,42 +773,94 @@ int tq_match(const struct tq_view *views, size_t n, const struct tq_resource *r,
 
 	/* Pass 2, TQ-07: only the highest CPU time stays in the lottery. */
 	out->top_cpu = top;
-	for (size_t i = 0; i < n; i++) {
-		if (weights[i] < 0.0)
+	for (size_t k = 0; k < m; k++) {
+		if (weights[k] < 0.0)
 			continue;
+		size_t i = cand ? cand[k] : k;
 		if (views[i].cpu_time != top) {
-			weights[i] = -1.0;
+			weights[k] = -1.0;
 			if (verdict != NULL)
 				verdict[i] = TQ_V_LOWER_CPU;
 			continue;
 		}
 		out->entrants++;
-		out->lottery_total += weights[i];
+		out->lottery_total += weights[k];
 	}
 
 	/* TQ-07 lottery: exact proportions; gb_rng_weighted skips the -1 and
 	** 0 entries. No ticket at all (or a sum that overflowed): uniform. */
 	long c = -1;
 	if (out->lottery_total > 0.0 && isfinite(out->lottery_total))
-		c = gb_rng_weighted(rng, weights, n, 0);
+		c = gb_rng_weighted(rng, weights, m, 0);
 	if (c < 0)
-		c = nth_entrant(weights, n,
+		c = nth_entrant(weights, m,
 				(size_t)gb_rng_below(rng, out->entrants));
 	if (c < 0)
 		return GB_EINVAL; /* unreachable: entrants > 0 */
+	size_t ci = cand ? cand[c] : (size_t)c;
 
 	/* TQ-08: UserPriority level, then one of its lowest ids. */
-	const struct tq_view *v = &views[c];
+	const struct tq_view *v = &views[ci];
 	size_t lv = draw_level(v, rng);
 	const struct tq_level *l = &v->levels[lv];
 	size_t pick =
 		l->nlowest == 1 ? 0 : (size_t)gb_rng_below(rng, l->nlowest);
-	out->chosen = c;
+	out->chosen = (long)ci;
 	out->level = (long)lv;
 	out->job_id = l->lowest[pick];
 	if (verdict != NULL)
-		verdict[c] = TQ_V_CHOSEN;
+		verdict[ci] = TQ_V_CHOSEN;
 	return GB_OK;
+}
+
+static void result_reset(struct tq_result *out, size_t n)
+{
+	memset(out, 0, sizeof(*out));
+	out->chosen = -1;
+	out->level = -1;
+	out->in = n;
+}
+
+int tq_match(const struct tq_view *views, size_t n, const struct tq_resource *r,
+	     struct gb_rng *rng, double *weights, uint8_t *verdict,
+	     struct tq_result *out)
+{
+	if (out == NULL)
+		return GB_EINVAL;
+	result_reset(out, n);
+	if (r == NULL || rng == NULL ||
+	    (n > 0 && (views == NULL || weights == NULL)))
+		return GB_EINVAL;
+	return match_core(views, NULL, n, r, rng, weights, verdict, out);
+}
+
+int tq_match_among(const struct tq_view *views, size_t n, const size_t *cand,
+		   size_t ncand, const size_t cut[TQ_NFILTERS],
+		   const struct tq_resource *r, struct gb_rng *rng,
+		   double *weights, uint8_t *verdict, struct tq_result *out)
+{
+	if (out == NULL)
+		return GB_EINVAL;
+	result_reset(out, n);
+	if (r == NULL || rng == NULL || cut == NULL || ncand > n ||
+	    (n > 0 && views == NULL) ||
+	    (ncand > 0 && (cand == NULL || weights == NULL)))
+		return GB_EINVAL;
+	size_t ncut = 0;
+	for (int f = 0; f < TQ_NFILTERS; f++) {
+		if (f >= TQ_FL_NINDEXED && cut[f] != 0)
+			return GB_EINVAL;
+		ncut += cut[f];
+	}
+	if (ncut + ncand != n)
+		return GB_EINVAL;
+	for (size_t k = 0; k < ncand; k++)
+		if (cand[k] >= n || (k > 0 && cand[k] <= cand[k - 1]))
+			return GB_EINVAL;
+	int rc = match_core(views, cand, ncand, r, rng, weights, verdict, out);
+	for (int f = 0; f < TQ_FL_NINDEXED; f++)
+		out->rejected[f] += cut[f];
+	return rc;
 }
 
 /* ---- TQ-10 --------------------------------------------------------------- */

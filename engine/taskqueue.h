@@ -15,9 +15,10 @@
 ** loader): equal strings get equal ids; a pilot value that no task queue
 ** uses gets TQ_ID_UNKNOWN, which is in no set.
 **
-** Matching (tq_match):
+** Matching (tq_match, or tq_match_among over what an index left):
 **   filters, first failing one drops the TQ (table tq_filters[], one
 **   function per row with its rule ID)          TQ-04, TQ-05, TQ-06
+**   (pilot fields are lists, ANY or absent; tags; bans: see taskqueue.c)
 **   -> drop matching TQs with no waiting job
 **   -> keep the matching TQs with the highest CPU time          TQ-07
 **   -> priority lottery among them, exactly proportional to
@@ -47,6 +48,7 @@
 #define TQ_MAX_SEGMENTS 32
 #define TQ_MIN_PRIORITY 0      /* UserPriority range accepted at submit */
 #define TQ_MAX_PRIORITY 10
+#define TQ_MAX_PILOT_VALUES 64 /* values of one list of a pilot description */
 
 /* TQ-03: the multi-valued requirements, in canonical order. */
 enum tq_field {
@@ -57,12 +59,43 @@ enum tq_field {
 	TQ_F_PILOT_TYPES,
 	TQ_F_SUBMIT_POOLS,     /* pilot submission only, never matched */
 	TQ_F_GRID_MIDDLEWARES, /* pilot submission only, never matched */
+	TQ_F_JOB_TYPES,        /* DIRAC's JobTypes (issue 17) */
+	TQ_F_TAGS,             /* DIRAC's Tags: what the job needs */
 	TQ_NFIELDS
 };
 
 /* Message and column names: "sites", "bannedSites", "gridCEs",
-** "platforms", "pilotTypes", "submitPools", "gridMiddlewares". */
+** "platforms", "pilotTypes", "submitPools", "gridMiddlewares",
+** "jobTypes", "tags". */
 extern const char *const tq_field_names[TQ_NFIELDS];
+
+/*
+** The fields a pilot describes itself by (TQ-06), each a list of values,
+** and the TQ set each is matched against. For site, gridCE, platform,
+** pilotType and jobType a TQ passes when its set is empty or shares a
+** value with the pilot's; for tag every TQ tag must be among the pilot's.
+** The pilot may ban values of each ("bannedSite", ...).
+*/
+enum tq_pfield {
+	TQ_P_SITE = 0,
+	TQ_P_GRID_CE,
+	TQ_P_PLATFORM,
+	TQ_P_PILOT_TYPE,
+	TQ_P_JOB_TYPE,
+	TQ_P_TAG,
+	TQ_NPFIELDS
+};
+
+/* The TQ set of each pilot field: TQ_F_SITES, TQ_F_GRID_CES, ... TQ_F_TAGS. */
+extern const enum tq_field tq_pfield_set[TQ_NPFIELDS];
+/* Message names: "site", "gridCE", "platform", "pilotType", "jobType",
+** "tags"; and of the pilot's bans: "bannedSite", "bannedGridCE",
+** "bannedPlatform", "bannedPilotType", "bannedJobType", "bannedTag". */
+extern const char *const tq_pfield_names[TQ_NPFIELDS];
+extern const char *const tq_pfield_ban_names[TQ_NPFIELDS];
+
+/* 1 when `s` is the wildcard "ANY" in any case, else 0. */
+int tq_is_any(const char *s);
 
 /* ---- submission: TQ-01..03 ---------------------------------------------- */
 
@@ -105,7 +138,9 @@ void tq_strset_normalise(const char **v, size_t *n);
 ** when they would share a task queue, and no value can forge a separator.
 ** *outlen gets the length (buf is NUL-terminated). Returns 0, GB_EINVAL
 ** (NULL string, a set not sorted and unique, cpu_time <= 0) or GB_ETOOBIG
-** (buf too small).
+** (buf too small). The fields added after the first release (jobTypes,
+** tags) are written only when not empty, so a TQ without them keeps the
+** signature it always had.
 */
 int tq_canon(const struct tq_def *d, char *buf, size_t len, size_t *outlen);
 
@@ -135,44 +170,73 @@ struct tq_view {
 	size_t njobs;       /* sum of levels[].njobs */
 };
 
-/* The pilot (TQ-04..06). has_* = 0 when the pilot did not say. */
+/*
+** The pilot (TQ-04..06) in the index's terms. Every list is sorted
+** ascending and unique and may hold TQ_ID_UNKNOWN (a value no TQ uses:
+** in no set, so it matches nothing and is banned nowhere).
+**   groups      ownerGroup: n > 0 makes the pilot private to these groups;
+**   js_groups   those of `groups` that have JOB_SHARING (caller looks up);
+**   owners      ownerDN: counts only with groups (see f_owner_dn);
+**   has[f]/want[f]  the pilot constrains field f (it named values and not
+**               ANY) / the values. For TQ_P_TAG has = 0 means ANY (every
+**               tag offered) and has = 1 with n = 0 means no tag offered;
+**   required    requiredTags: the TQ must carry every one (n = 0: none);
+**   banned[f]   the pilot's bans: a TQ listing every one is dropped.
+*/
 struct tq_resource {
-	int has_owner_group;  /* private pilot: restricted to this group */
-	uint32_t owner_group;
-	int job_sharing;      /* that group has JOB_SHARING (caller looks up) */
-	int has_owner;        /* private pilot's owner DN */
-	uint32_t owner;
+	struct tq_idset groups, js_groups, owners;
 	uint32_t setup;       /* required */
 	long long cpu_time;   /* seconds the slot offers, required */
-	int has_pilot_type;
-	uint32_t pilot_type;
-	uint32_t site;        /* required */
-	int has_grid_ce;
-	uint32_t grid_ce;
-	int has_platform;
-	uint32_t platform;
+	int has[TQ_NPFIELDS];
+	struct tq_idset want[TQ_NPFIELDS];
+	struct tq_idset required;
+	struct tq_idset banned[TQ_NPFIELDS];
 };
 
+/*
+** The filters, in the order that decides which one a TQ failing several
+** is counted under (TQ-10) and shown with. The first TQ_FL_NINDEXED are
+** the ones an index of the TQs' sets can evaluate without reading the
+** views (tqindex.c's posting bitmaps); they come first so that a TQ the
+** index cut is counted exactly as a full scan would count it.
+*/
 enum tq_filter_id {
-	TQ_FL_OWNER_GROUP = 0, /* TQ-04 private pilot, group differs */
-	TQ_FL_OWNER_DN,        /* TQ-04 private pilot, DN differs or absent,
-				  group without JOB_SHARING */
+	TQ_FL_PILOT_TYPE = 0,  /* TQ-06 TQ lists pilot types, none the pilot's */
+	TQ_FL_SITE,            /* TQ-06 TQ lists sites, none the pilot's */
+	TQ_FL_GRID_CE,         /* TQ-06 as for sites */
+	TQ_FL_PLATFORM,        /* TQ-06 as for sites */
+	TQ_FL_JOB_TYPE,        /* TQ-06 as for sites */
+	TQ_FL_REQUIRED_TAG,    /* TQ-06 TQ lacks a tag the pilot requires */
+	TQ_FL_OWNER_GROUP,     /* TQ-04 private pilot, group not the pilot's */
+	TQ_FL_OWNER_DN,        /* TQ-04 private pilot giving groups and DNs:
+				  TQ's group without JOB_SHARING, owner not
+				  among the DNs */
 	TQ_FL_SETUP,           /* TQ-05 */
 	TQ_FL_CPU_TIME,        /* TQ-05 TQ cpu_time > resource's */
-	TQ_FL_PILOT_TYPE,      /* TQ-06 TQ lists pilot types; pilot's not in
-				  them (or pilot gave none) */
-	TQ_FL_SITE,            /* TQ-06 TQ lists sites, pilot's not in them */
-	TQ_FL_BANNED_SITE,     /* TQ-06 pilot's site is banned */
-	TQ_FL_GRID_CE,         /* TQ-06 TQ requires CEs, pilot's not in them
-				  (or pilot gave none) */
-	TQ_FL_PLATFORM,        /* TQ-06 as for CEs */
+	TQ_FL_BANNED_SITE,     /* TQ-06 every site of the pilot is banned */
+	TQ_FL_TAG,             /* TQ-06 TQ needs a tag the pilot lacks */
+	TQ_FL_BAN_SITE,        /* TQ-06 TQ lists every site the pilot bans */
+	TQ_FL_BAN_GRID_CE,     /* ... every CE the pilot bans */
+	TQ_FL_BAN_PLATFORM,
+	TQ_FL_BAN_PILOT_TYPE,
+	TQ_FL_BAN_JOB_TYPE,
+	TQ_FL_BAN_TAG,
 	TQ_NFILTERS
 };
 
+#define TQ_FL_NINDEXED 6 /* TQ_FL_PILOT_TYPE .. TQ_FL_REQUIRED_TAG */
+
+/* The filter of a pilot field's "shares a value" test (TQ_P_TAG: the
+** subset test, TQ_FL_TAG) and of the pilot's ban of it. */
+extern const enum tq_filter_id tq_pfield_filter[TQ_NPFIELDS];
+extern const enum tq_filter_id tq_pfield_ban_filter[TQ_NPFIELDS];
+
 struct tq_filter_desc {
-	const char *name; /* "owner_group", "owner_dn", "setup", "cpu_time",
-			     "pilot_type", "site", "banned_site", "grid_ce",
-			     "platform" */
+	const char *name; /* "pilot_type", "site", "grid_ce", "platform",
+			     "job_type", "required_tag", "owner_group",
+			     "owner_dn", "setup", "cpu_time", "banned_site",
+			     "tag", "ban_site", "ban_grid_ce", "ban_platform",
+			     "ban_pilot_type", "ban_job_type", "ban_tag" */
 	const char *rule; /* "TQ-04", ... */
 };
 
@@ -185,8 +249,13 @@ int tq_check(const struct tq_view *v, const struct tq_resource *r);
 /*
 ** Explain why filter `f` rejects `v`: rule, code (the filter name), a
 ** template and the numbers compared (cpu_time: v[0] TQ's, v[1] pilot's;
-** set filters: v[0] the set size; ids are not names, so the caller adds
-** names when it prints). For explain and the TQ-10 reply.
+** "shares a value" filters: v[0] the TQ set's size, v[1] the number of
+** values the pilot gave; tag and required_tag: v[0] the TQ's tag count,
+** v[1] the id of the first tag missing (the TQ's the pilot lacks, or the
+** pilot's required one the TQ lacks); bans: v[0] the number of values
+** banned; owner: v[0] the TQ's id, v[1] the pilot's count; ids are not
+** names, so the caller adds names when it prints). For explain and the
+** TQ-10 reply.
 */
 void tq_reason(const struct tq_view *v, const struct tq_resource *r,
 	       enum tq_filter_id f, struct dec_reason *out);
@@ -228,6 +297,21 @@ struct tq_result {
 int tq_match(const struct tq_view *views, size_t n, const struct tq_resource *r,
 	     struct gb_rng *rng, double *weights, uint8_t *verdict,
 	     struct tq_result *out);
+
+/*
+** tq_match over the views an index left: cand[0..ncand) ascending
+** positions in views[0..n) (the views passing the first TQ_FL_NINDEXED
+** filters; the caller vouches for that), cut[f] the views outside cand
+** that filter f would count (f < TQ_FL_NINDEXED; the others 0). The
+** result, draws and counts are exactly tq_match's over all n views;
+** `weights` needs ncand doubles; `verdict` (may be NULL) is written for
+** the candidates only. Same returns as tq_match, and GB_EINVAL when the
+** cut and the candidates do not add up to n.
+*/
+int tq_match_among(const struct tq_view *views, size_t n, const size_t *cand,
+		   size_t ncand, const size_t cut[TQ_NFILTERS],
+		   const struct tq_resource *r, struct gb_rng *rng,
+		   double *weights, uint8_t *verdict, struct tq_result *out);
 
 /*
 ** TQ-10: one line saying why nothing was chosen, e.g. "no task queue

@@ -11,7 +11,10 @@
 **      priority, one picked at random, claimed by DELETE;
 **   3. two gridbroker-worker processes, pilots driven through RabbitMQ
 **      (pilot.match RPCs, direct reply-to, a window of requests in flight):
-**      matches per second and p50/p99 latency, and the ratio to (2).
+**      matches per second and p50/p99 latency, and the ratio to (2);
+**   4. the same number of pilots described as DIRAC sends them (lists of
+**      sites and platforms, job types, tags or ANY, a banned site, some
+**      private to two groups): the second configuration.
 ** Nothing is asserted: the figures and the ratio are printed (timings on a
 ** shared 2-core machine are noisy; a timed assertion would only flake).
 **
@@ -47,6 +50,7 @@
 #define BASELINE_PILOTS 1000
 
 static char site_names[NSITES][32], plat_names[NPLAT][32];
+static const char *site_ptr[NSITES], *plat_ptr[NPLAT];
 
 static double now_s(void)
 {
@@ -319,6 +323,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NPLAT; i++)
 		snprintf(plat_names[i], sizeof(plat_names[i]), "x86_64-plat%02d",
 			 i);
+	for (int i = 0; i < NSITES; i++)
+		site_ptr[i] = site_names[i];
+	for (int i = 0; i < NPLAT; i++)
+		plat_ptr[i] = plat_names[i];
 	char self[4096], dir[4096], bin[4200], conf[4200];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (sl <= 0)
@@ -385,13 +393,9 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < npilots; i++) {
 		snprintf(pid_names[i], sizeof(pid_names[i]), "bp-%d", i);
-		pilots[i] = (struct cdt_pilot){
-			.pilot_id = pid_names[i],
-			.setup = "LHCb-Production",
-			.cpu_time = 2000000,
-			.site = site_names[i % NSITES],
-			.platform = plat_names[(i * 7) % NPLAT],
-		};
+		pd_pilot_one(&pilots[i], pid_names[i], "LHCb-Production",
+			     2000000, &site_ptr[i % NSITES],
+			     &plat_ptr[(i * 7) % NPLAT]);
 	}
 	char prefix[64];
 	snprintf(prefix, sizeof(prefix), "bench-warm-%ld", (long)time(NULL));
@@ -444,6 +448,66 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "bench_match: %d light-load pilots "
 				"unanswered (%s)\n", missing, err);
+
+	/* The same load with pilots as DIRAC sends them: three sites, two
+	** platforms, job types, tags offered (or ANY), a banned site; every
+	** fifth a private pilot of two groups. The index cuts the TQs by
+	** site and platform before the filters run. */
+	static const char *jtypes[] = {"User", "MCSimulation"};
+	static const char *tags[] = {"MultiProcessor", "8Processors"};
+	static const char *any[] = {"ANY"};
+	static const char *pgroups[] = {"lhcb_data", "lhcb_mc"};
+	const char **mixed_sites = calloc((size_t)npilots * 3, sizeof(char *));
+	const char **mixed_plats = calloc((size_t)npilots * 2, sizeof(char *));
+	const char **mixed_ban = calloc((size_t)npilots, sizeof(char *));
+	if (!mixed_sites || !mixed_plats || !mixed_ban)
+		goto out;
+	for (int i = 0; i < npilots; i++) {
+		struct cdt_pilot *p = &pilots[i];
+		for (int k = 0; k < 3; k++)
+			mixed_sites[3 * i + k] = site_ptr[(i + 17 * k) % NSITES];
+		for (int k = 0; k < 2; k++)
+			mixed_plats[2 * i + k] =
+				plat_ptr[(i * 7 + 29 * k) % NPLAT];
+		mixed_ban[i] = site_ptr[(i + 5) % NSITES];
+		p->d.want[TQ_P_SITE] = (struct tq_strset){&mixed_sites[3 * i], 3};
+		p->d.want[TQ_P_PLATFORM] =
+			(struct tq_strset){&mixed_plats[2 * i], 2};
+		p->d.want[TQ_P_JOB_TYPE] = (struct tq_strset){jtypes, 2};
+		if (i % 2)
+			p->d.want[TQ_P_TAG] = (struct tq_strset){tags, 2};
+		else
+			p->d.want[TQ_P_TAG] = (struct tq_strset){any, 1};
+		p->d.banned[TQ_P_SITE] = (struct tq_strset){&mixed_ban[i], 1};
+		if (i % 5 == 0)
+			p->d.groups = (struct tq_strset){pgroups, 2};
+		/* "ANY" as a value is the wildcard: settle folds it */
+		if (cdt_pilot_settle(p, NULL) != GB_OK)
+			goto out;
+	}
+	snprintf(prefix, sizeof(prefix), "bench-mixed-%ld", (long)time(NULL));
+	t1 = now_s();
+	missing = pd_run(&cfg, prefix, pilots, npilots, 1024, 60000, res, err,
+			 sizeof(err));
+	dt = now_s() - t1;
+	if (missing == 0) {
+		matched = 0;
+		for (int i = 0; i < npilots; i++)
+			matched += res[i].matched;
+		printf("mixed pilots (site and platform lists, job types, "
+		       "tags, bans, private groups), window 1024: %d pilots, "
+		       "%d matched, %.2f s: %.0f matches/s, latency p50 %.2f "
+		       "ms, p99 %.2f ms\n",
+		       npilots, matched, dt, npilots / dt,
+		       pd_percentile(res, npilots, 50),
+		       pd_percentile(res, npilots, 99));
+	} else {
+		fprintf(stderr, "bench_match: %d mixed pilots unanswered (%s)\n",
+			missing, err);
+	}
+	free(mixed_sites);
+	free(mixed_plats);
+	free(mixed_ban);
 out:
 	for (int i = 0; i < 2; i++) {
 		kill(w[i], SIGTERM);

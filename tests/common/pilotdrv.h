@@ -42,6 +42,24 @@ struct pd_result {
 	double sent_ms, latency_ms;
 };
 
+/* A pilot giving one site and one platform (either may be NULL: not
+** given), with `site` set as the decoder would set it; *site and *plat
+** must outlive the pilot. */
+static void pd_pilot_one(struct cdt_pilot *p, const char *id,
+			 const char *setup, long long cpu, const char **site,
+			 const char **plat)
+{
+	memset(p, 0, sizeof(*p));
+	p->pilot_id = id;
+	p->d.setup = setup;
+	p->d.cpu_time = cpu;
+	p->site = site != NULL && *site != NULL ? *site : "ANY";
+	if (site != NULL && *site != NULL)
+		p->d.want[TQ_P_SITE] = (struct tq_strset){site, 1};
+	if (plat != NULL && *plat != NULL)
+		p->d.want[TQ_P_PLATFORM] = (struct tq_strset){plat, 1};
+}
+
 static double pd_now_ms(void)
 {
 	struct timespec ts;

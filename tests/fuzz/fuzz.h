@@ -29,6 +29,7 @@
 #include "base/arena.h"
 #include "codec/codec.h"
 #include "gb_error.h"
+#include "taskqueue.h"
 
 /* What the worker gives one request: worker.max_decode_bytes (default
 ** 8 MiB; wk_on_delivery's arena), so the fuzzers see the production cap. */
@@ -147,6 +148,19 @@ static inline int fz_str_eq(const char *a, const char *b)
 	if (a == NULL || b == NULL)
 		return a == b;
 	return strcmp(a, b) == 0;
+}
+
+/* Two decoded string lists are equal: same length, same strings in the
+** same order. */
+static inline int fz_strset_eq(const struct tq_strset *a,
+			       const struct tq_strset *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (!fz_str_eq(a->v[i], b->v[i]))
+			return 0;
+	return 1;
 }
 
 /* Two decoded numbers are the same double, bit for bit (-0.0 is not 0.0:

@@ -19,16 +19,6 @@
 #include "fuzz.h"
 #include "gb_error.h"
 
-static int set_eq(const struct tq_strset *a, const struct tq_strset *b)
-{
-	if (a->n != b->n)
-		return 0;
-	for (size_t i = 0; i < a->n; i++)
-		if (!fz_str_eq(a->v[i], b->v[i]))
-			return 0;
-	return 1;
-}
-
 static int job_eq(const struct cdt_job *a, const struct cdt_job *b)
 {
 	if (a->job_id != b->job_id || !fz_str_eq(a->owner, b->owner) ||
@@ -37,7 +27,7 @@ static int job_eq(const struct cdt_job *a, const struct cdt_job *b)
 	    a->user_priority != b->user_priority)
 		return 0;
 	for (int f = 0; f < TQ_NFIELDS; f++)
-		if (!set_eq(&a->set[f], &b->set[f]))
+		if (!fz_strset_eq(&a->set[f], &b->set[f]))
 			return 0;
 	return 1;
 }

@@ -2,8 +2,9 @@
 ** fuzz_pilot_match.c — fuzz target for pilot.match (cdt_decode_pilot).
 **
 ** A refusal must be a documented code with a printable "field: problem".
-** An accepted pilot must have its four required fields, ownerDN only with
-** ownerGroup (TQ-04), must encode, decode again to the same pilot and
+** An accepted pilot must have its three required fields and its record
+** site, ownerDN only with ownerGroup (TQ-04), capped lists (strings or
+** lists, ANY folded), must encode, decode again to the same pilot and
 ** encode again to the same bytes. The encoded pilot read as JSON by
 ** `gridbroker pilot match FILE` (dirac_json.c) must be the same pilot.
 */
@@ -18,14 +19,17 @@
 
 static int pilot_eq(const struct cdt_pilot *a, const struct cdt_pilot *b)
 {
-	return fz_str_eq(a->pilot_id, b->pilot_id) &&
-	       fz_str_eq(a->setup, b->setup) && a->cpu_time == b->cpu_time &&
-	       fz_str_eq(a->site, b->site) &&
-	       fz_str_eq(a->grid_ce, b->grid_ce) &&
-	       fz_str_eq(a->platform, b->platform) &&
-	       fz_str_eq(a->pilot_type, b->pilot_type) &&
-	       fz_str_eq(a->owner_group, b->owner_group) &&
-	       fz_str_eq(a->owner, b->owner);
+	int eq = fz_str_eq(a->pilot_id, b->pilot_id) &&
+		 fz_str_eq(a->d.setup, b->d.setup) &&
+		 a->d.cpu_time == b->d.cpu_time && fz_str_eq(a->site, b->site) &&
+		 fz_strset_eq(&a->d.required, &b->d.required) &&
+		 fz_strset_eq(&a->d.groups, &b->d.groups) &&
+		 fz_strset_eq(&a->d.owners, &b->d.owners);
+	for (int f = 0; eq && f < TQ_NPFIELDS; f++)
+		eq = a->d.any[f] == b->d.any[f] &&
+		     fz_strset_eq(&a->d.want[f], &b->d.want[f]) &&
+		     fz_strset_eq(&a->d.banned[f], &b->d.banned[f]);
+	return eq;
 }
 
 /* The encoding `e` of pilot `p`, as JSON, through the CLI's parser. */
@@ -47,11 +51,18 @@ static void check_decoded(const void *obj, const uint8_t *buf, size_t len)
 	const struct cdt_pilot *p = obj;
 	(void)buf;
 	(void)len;
-	FZ_CHECK(p->pilot_id && p->setup && p->site && p->cpu_time >= 1 &&
-			 p->cpu_time <= CDT_MAX_CPU,
+	FZ_CHECK(p->pilot_id && p->d.setup && p->site && p->d.cpu_time >= 1 &&
+			 p->d.cpu_time <= CDT_MAX_CPU,
 		 "the required fields are there and in range");
-	FZ_CHECK(p->owner == NULL || p->owner_group != NULL,
+	FZ_CHECK(p->d.owners.n == 0 || p->d.groups.n > 0,
 		 "ownerDN only with ownerGroup");
+	FZ_CHECK(cdt_pilot_size(p) <= CDT_MAX_PILOT_BYTES,
+		 "the description fits a worker's batch");
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		FZ_CHECK(p->d.want[f].n <= TQ_MAX_PILOT_VALUES &&
+				 p->d.banned[f].n <= TQ_MAX_PILOT_VALUES &&
+				 (!p->d.any[f] || p->d.want[f].n == 0),
+			 "lists are capped, ANY leaves its list empty");
 }
 
 static int decode(const uint8_t *buf, size_t len, struct arena *a, void *p,

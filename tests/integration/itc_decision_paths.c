@@ -815,11 +815,7 @@ static void worker_match(const char *file, json_t *root,
 		CANNOT_HOLD(file, "pilot.match needs a pilotID");
 	wire(W_PILOT, &sent, &p, a);
 	/* The pilot as route_match.c's enqueue hands it to the match. */
-	const struct md_pilot mp = {
-		.setup = p.setup, .site = p.site, .grid_ce = p.grid_ce,
-		.platform = p.platform, .pilot_type = p.pilot_type,
-		.owner_group = p.owner_group, .owner = p.owner,
-		.cpu_time = p.cpu_time};
+	const struct md_pilot mp = {.site = p.site, .d = p.d};
 	double *w = arena_alloc(a, (tqi_ntqs(x) + 1) * sizeof(*w));
 	assert_non_null(w);
 	struct md_match m;
@@ -836,7 +832,7 @@ static void worker_match(const char *file, json_t *root,
 	const struct rec_pilot rp = {
 		.pilot_id = p.pilot_id,
 		.p = mp,
-		.job_sharing = m.res.job_sharing,
+		.job_sharing = m.job_sharing > 0,
 		.res = &m.result,
 		.matched = claimed,
 		.code = claimed ? "matched" : m.code,

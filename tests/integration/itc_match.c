@@ -216,15 +216,13 @@ static void test_concurrent_pilots_TQ09_PR08(void **state)
 	** reachable by some pilot. */
 	static struct cdt_pilot pilots[NPILOTS];
 	static char pid_buf[NPILOTS][32];
+	static const char *site_of[NPILOTS], *plat_of[NPILOTS];
 	for (int i = 0; i < NPILOTS; i++) {
 		snprintf(pid_buf[i], sizeof(pid_buf[i]), "pilot-%d", i);
-		pilots[i] = (struct cdt_pilot){
-			.pilot_id = pid_buf[i],
-			.setup = "LHCb-Production",
-			.cpu_time = 4 * 86400,
-			.site = sites[i % NSITES],
-			.platform = (i / NSITES) % 2 ? "x86_64-el9" : NULL,
-		};
+		site_of[i] = sites[i % NSITES];
+		plat_of[i] = (i / NSITES) % 2 ? "x86_64-el9" : NULL;
+		pd_pilot_one(&pilots[i], pid_buf[i], "LHCb-Production",
+			     4 * 86400, &site_of[i], &plat_of[i]);
 	}
 	/* Kill one worker while the pilots are being matched, then bring
 	** it back: its unacknowledged requests are redelivered. */
@@ -403,11 +401,10 @@ static void test_status_history_corrections_PR04(void **state)
 	/* Ten pilots at site A take ten lhcb_mc jobs. */
 	static struct cdt_pilot pilots[10];
 	static struct pd_result res[10];
+	static const char *hist_site = "LCG.A.org";
 	for (int i = 0; i < 10; i++)
-		pilots[i] = (struct cdt_pilot){.pilot_id = "hist-pilot",
-					       .setup = "LHCb-Production",
-					       .cpu_time = 86400,
-					       .site = "LCG.A.org"};
+		pd_pilot_one(&pilots[i], "hist-pilot", "LHCb-Production", 86400,
+			     &hist_site, NULL);
 	char err[256] = "", prefix[64];
 	snprintf(prefix, sizeof(prefix), "itc-history-%lld", id_base);
 	assert_int_equal(pd_run(&cfg, prefix, pilots, 10, 10, 30000, res, err,

@@ -169,22 +169,32 @@ static int read_timeout_ms(const char *word, void *dst)
 	return *end || *ms < 1 || *ms > 3600000 ? 2 : 0;
 }
 
+/* One value per command-line option; a file gives lists. */
+struct one_pilot {
+	const char *pilot_id, *setup, *v[TQ_NPFIELDS], *group, *dn;
+	long long cpu_time;
+};
+
 static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 {
-	struct cdt_pilot one = {0};
+	struct one_pilot o;
+	memset(&o, 0, sizeof(o));
 	const char *file = NULL;
 	int as_json = 0;
 	long timeout_ms = CLI_RPC_TIMEOUT_MS;
 	const struct cli_opt opts[] = {
-		CLI_READ("--site", NULL, read_field, &one.site),
-		CLI_READ("--setup", NULL, read_field, &one.setup),
-		CLI_READ("--cpu-time", NULL, read_cpu_time, &one.cpu_time),
-		CLI_READ("--platform", NULL, read_field, &one.platform),
-		CLI_READ("--grid-ce", NULL, read_field, &one.grid_ce),
-		CLI_READ("--pilot-type", NULL, read_field, &one.pilot_type),
-		CLI_READ("--owner-group", NULL, read_field, &one.owner_group),
-		CLI_READ("--owner-dn", NULL, read_field, &one.owner),
-		CLI_READ("--pilot-id", NULL, read_field, &one.pilot_id),
+		CLI_READ("--site", NULL, read_field, &o.v[TQ_P_SITE]),
+		CLI_READ("--setup", NULL, read_field, &o.setup),
+		CLI_READ("--cpu-time", NULL, read_cpu_time, &o.cpu_time),
+		CLI_READ("--platform", NULL, read_field, &o.v[TQ_P_PLATFORM]),
+		CLI_READ("--grid-ce", NULL, read_field, &o.v[TQ_P_GRID_CE]),
+		CLI_READ("--pilot-type", NULL, read_field,
+			 &o.v[TQ_P_PILOT_TYPE]),
+		CLI_READ("--job-type", NULL, read_field, &o.v[TQ_P_JOB_TYPE]),
+		CLI_READ("--tag", NULL, read_field, &o.v[TQ_P_TAG]),
+		CLI_READ("--owner-group", NULL, read_field, &o.group),
+		CLI_READ("--owner-dn", NULL, read_field, &o.dn),
+		CLI_READ("--pilot-id", NULL, read_field, &o.pilot_id),
 		CLI_READ("--timeout-ms", NULL, read_timeout_ms, &timeout_ms),
 		CLI_FLAG("--json", NULL, &as_json),
 		CLI_OPT_END,
@@ -193,18 +203,28 @@ static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 	if (nw < 0)
 		return -nw;
 	/* How many of the pilot's fields the command line gave. */
-	const char *const given[] = {one.site,       one.setup,
-				     one.platform,   one.grid_ce,
-				     one.pilot_type, one.owner_group,
-				     one.owner,      one.pilot_id};
-	int flags = one.cpu_time != 0;
-	for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
-		flags += given[i] != NULL;
+	int flags = (o.cpu_time != 0) + (o.setup != NULL) + (o.group != NULL) +
+		    (o.dn != NULL) + (o.pilot_id != NULL);
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		flags += o.v[f] != NULL;
 	/* A file, or a description on the command line; not both. */
 	if ((file != NULL) == (flags > 0))
 		return 2;
-	if (!file && (!one.site || !one.setup || !one.cpu_time ||
-		      (one.owner && !one.owner_group)))
+	if (!file && (!o.setup || !o.cpu_time || (o.dn && !o.group)))
+		return 2;
+	struct cdt_pilot one;
+	memset(&one, 0, sizeof(one));
+	one.pilot_id = o.pilot_id;
+	one.d.setup = o.setup;
+	one.d.cpu_time = o.cpu_time;
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		if (o.v[f] != NULL)
+			one.d.want[f] = (struct tq_strset){&o.v[f], 1};
+	if (o.group)
+		one.d.groups = (struct tq_strset){&o.group, 1};
+	if (o.dn)
+		one.d.owners = (struct tq_strset){&o.dn, 1};
+	if (!file && cdt_pilot_settle(&one, NULL) != GB_OK)
 		return 2;
 	struct arena a;
 	arena_init(&a, CLI_ARENA);
@@ -226,7 +246,7 @@ static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 
 /* clang-format off */
 static const struct cli_cmd_entry pilot_cmds[] = {
-	{"match", "FILE.json | --site S --setup X --cpu-time N [--platform P] [--grid-ce C] [--pilot-type T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn", 1, cmd_pilot_match, NULL},
+	{"match", "FILE.json | --setup X --cpu-time N [--site S] [--platform P] [--grid-ce C] [--pilot-type T] [--job-type J] [--tag T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn, with lists, ANY, tags, requiredTags and bans as pilot.match takes them", 1, cmd_pilot_match, NULL},
 	{NULL, NULL, NULL, 0, NULL, NULL},
 };
 /* clang-format on */

@@ -117,6 +117,8 @@ static const struct cod_field job_fields[] = {
 	SET_ROW("pilotTypes", TQ_F_PILOT_TYPES),
 	SET_ROW("submitPools", TQ_F_SUBMIT_POOLS),
 	SET_ROW("gridMiddlewares", TQ_F_GRID_MIDDLEWARES),
+	SET_ROW("jobTypes", TQ_F_JOB_TYPES),
+	SET_ROW("tags", TQ_F_TAGS),
 };
 
 /* Each job starts with DIRAC's default UserPriority. A jobID twice in one
@@ -163,16 +165,21 @@ int cdt_decode_submit(const void *buf, size_t len, struct arena *a,
 	return rc;
 }
 
-/* What the decoder accepts for one set: strings may repeat (the decoder
-** drops repeats), the array may not be missing. */
-static int set_ok(const struct tq_strset *s)
+/* What the decoder accepts for one set or list of at most `max`
+** non-empty strings: strings may repeat, the array may not be missing. */
+static int strs_ok(const struct tq_strset *s, size_t max)
 {
-	if (s->n > CDT_MAX_SET || (s->n && s->v == NULL))
+	if (s->n > max || (s->n && s->v == NULL))
 		return 0;
 	for (size_t i = 0; i < s->n; i++)
 		if (!cod_str_ok(s->v[i], 1))
 			return 0;
 	return 1;
+}
+
+static int set_ok(const struct tq_strset *s)
+{
+	return strs_ok(s, CDT_MAX_SET);
 }
 
 static int job_ok(const struct cdt_job *j)
@@ -238,23 +245,146 @@ int cdt_encode_submit(const struct cdt_submit *s, msgpack_sbuffer *out)
 
 #define PIL(m) offsetof(struct cdt_pilot, m)
 
-/* Optional strings are non-empty when given: "" would be a third state
-** between "the pilot did not say" and a value no task queue lists. */
+/*
+** A string or an array of at most TQ_MAX_PILOT_VALUES non-empty strings
+** into the struct tq_strset at spec->off (order and repeats kept; the
+** index sorts; ANY is folded by cdt_pilot_settle).
+*/
+static int get_list(const msgpack_object *o, const char *field,
+		    const struct cod_field *spec, void *base, struct arena *a,
+		    struct cod_error *err)
+{
+	struct tq_strset *out =
+		(struct tq_strset *)(void *)((char *)base + spec->off);
+	const char **v = NULL;
+	size_t n = 0;
+	int rc;
+	if (o->type == MSGPACK_OBJECT_STR) {
+		v = arena_alloc(a, sizeof(*v));
+		if (v == NULL)
+			return cod_fail(err, GB_ENOMEM, field,
+					"out of decoding memory");
+		rc = cod_get_str(o, field, 1, a, &v[0], err);
+		n = 1;
+	} else if (o->type == MSGPACK_OBJECT_ARRAY) {
+		rc = cod_get_strs(o, field, TQ_MAX_PILOT_VALUES, NULL, a, &v, &n,
+				  err);
+	} else {
+		return cod_fail(err, GB_ETYPE, field,
+				"expected string or array, got %s",
+				cod_type_name(o));
+	}
+	if (rc != GB_OK)
+		return rc;
+	*out = (struct tq_strset){v, n};
+	return GB_OK;
+}
+
+#define LIST_ROW(key, member)                                              \
+	{key, COD_F_CUSTOM, 0, 0, 0, 0, 0, PIL(member), get_list}
+
+/* Lists may be absent, nil or []: no constraint (tags: none offered). */
 static const struct cod_field pilot_fields[] = {
 	{"pilotID", COD_F_STR, 1, 0, 0, 0, 1, PIL(pilot_id), NULL},
-	{"setup", COD_F_STR, 1, 0, 0, 0, 1, PIL(setup), NULL},
-	{"cpuTime", COD_F_LLONG, 1, 1, CDT_MAX_CPU, 0, 0, PIL(cpu_time),
+	{"setup", COD_F_STR, 1, 0, 0, 0, 1, PIL(d.setup), NULL},
+	{"cpuTime", COD_F_LLONG, 1, 1, CDT_MAX_CPU, 0, 0, PIL(d.cpu_time),
 	 NULL},
-	{"site", COD_F_STR, 1, 0, 0, 0, 1, PIL(site), NULL},
-	{"gridCE", COD_F_STR, 0, 0, 0, 0, 1, PIL(grid_ce), NULL},
-	{"platform", COD_F_STR, 0, 0, 0, 0, 1, PIL(platform), NULL},
-	{"pilotType", COD_F_STR, 0, 0, 0, 0, 1, PIL(pilot_type), NULL},
-	{"ownerGroup", COD_F_STR, 0, 0, 0, 0, 1, PIL(owner_group), NULL},
-	{"ownerDN", COD_F_STR, 0, 0, 0, 0, 1, PIL(owner), NULL},
+	LIST_ROW("site", d.want[TQ_P_SITE]),
+	LIST_ROW("gridCE", d.want[TQ_P_GRID_CE]),
+	LIST_ROW("platform", d.want[TQ_P_PLATFORM]),
+	LIST_ROW("pilotType", d.want[TQ_P_PILOT_TYPE]),
+	LIST_ROW("jobType", d.want[TQ_P_JOB_TYPE]),
+	LIST_ROW("tags", d.want[TQ_P_TAG]),
+	LIST_ROW("requiredTags", d.required),
+	LIST_ROW("bannedSite", d.banned[TQ_P_SITE]),
+	LIST_ROW("bannedGridCE", d.banned[TQ_P_GRID_CE]),
+	LIST_ROW("bannedPlatform", d.banned[TQ_P_PLATFORM]),
+	LIST_ROW("bannedPilotType", d.banned[TQ_P_PILOT_TYPE]),
+	LIST_ROW("bannedJobType", d.banned[TQ_P_JOB_TYPE]),
+	LIST_ROW("bannedTag", d.banned[TQ_P_TAG]),
+	LIST_ROW("ownerGroup", d.groups),
+	LIST_ROW("ownerDN", d.owners),
 };
 
 static const struct cod_msg pilot_msg = {CDT_SMALL_VALUES, pilot_fields,
 					 COD_NELEM(pilot_fields), NULL};
+
+static int str_in(const char *s, const struct tq_strset *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(s, l->v[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static size_t list_bytes(const struct tq_strset *l)
+{
+	size_t b = l->n * sizeof(char *) + 16;
+	for (size_t i = 0; i < l->n; i++)
+		b += strlen(l->v[i]) + 1 + 16; /* the arena's alignment */
+	return b;
+}
+
+size_t cdt_pilot_size(const struct cdt_pilot *p)
+{
+	size_t b = 64;
+	const char *s[] = {p->pilot_id, p->site, p->d.setup};
+	for (size_t i = 0; i < COD_NELEM(s); i++)
+		b += s[i] ? strlen(s[i]) + 1 + 16 : 0;
+	b += list_bytes(&p->d.required) + list_bytes(&p->d.groups) +
+	     list_bytes(&p->d.owners);
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		b += list_bytes(&p->d.want[f]) + list_bytes(&p->d.banned[f]);
+	return b;
+}
+
+/* The rules between a pilot's fields; 0, or an error (err may be NULL). */
+static int pilot_check(const struct cdt_pilot *p, struct cod_error *err)
+{
+	size_t size = cdt_pilot_size(p);
+	if (size > CDT_MAX_PILOT_BYTES)
+		return cod_fail(err, GB_ETOOBIG, "",
+				"pilot description of %zu bytes exceeds the "
+				"limit of %d (values and their lists)",
+				size, CDT_MAX_PILOT_BYTES);
+	/* TQ-04: a DN restricts a private pilot within its groups; without
+	** them it could not be checked against JOB_SHARING. */
+	if (p->d.owners.n > 0 && p->d.groups.n == 0)
+		return cod_fail(err, GB_EMISSING, "ownerGroup",
+				"required when ownerDN is given");
+	/* DIRAC's "Wrong conditions": requiredTags must be among tags. */
+	if (!p->d.any[TQ_P_TAG])
+		for (size_t i = 0; i < p->d.required.n; i++)
+			if (!str_in(p->d.required.v[i], &p->d.want[TQ_P_TAG])) {
+				char f[40];
+				snprintf(f, sizeof(f), "requiredTags[%zu]", i);
+				return cod_fail(err, GB_ERANGE, f,
+						"\"%s\" is not among tags "
+						"(required tags must be a "
+						"subset of the pilot's tags)",
+						p->d.required.v[i]);
+			}
+	return GB_OK;
+}
+
+int cdt_pilot_settle(struct cdt_pilot *p, struct cod_error *err)
+{
+	if (p == NULL)
+		return GB_EINVAL;
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		for (size_t i = 0; i < p->d.want[f].n; i++)
+			if (tq_is_any(p->d.want[f].v[i])) {
+				p->d.any[f] = 1;
+				p->d.want[f] = (struct tq_strset){NULL, 0};
+				break;
+			}
+	int rc = pilot_check(p, err);
+	if (rc != GB_OK)
+		return rc;
+	p->site = p->d.want[TQ_P_SITE].n > 0 ? p->d.want[TQ_P_SITE].v[0]
+					     : "ANY";
+	return GB_OK;
+}
 
 int cdt_decode_pilot(const void *buf, size_t len, struct arena *a,
 		     struct cdt_pilot *out, struct cod_error *err)
@@ -262,14 +392,12 @@ int cdt_decode_pilot(const void *buf, size_t len, struct arena *a,
 	struct cdt_pilot p;
 	memset(&p, 0, sizeof(p));
 	int rc = cod_decode_msg(buf, len, a, out, &pilot_msg, &p, err);
-	/* TQ-04: a DN restricts a private pilot within its group; without
-	** the group it could not be checked against JOB_SHARING. */
-	if (rc == GB_OK && p.owner && p.owner_group == NULL)
-		rc = cod_fail(err, GB_EMISSING, "ownerGroup",
-			      "required when ownerDN is given");
 	if (rc == GB_OK)
-		*out = p;
-	return rc;
+		rc = cdt_pilot_settle(&p, err);
+	if (rc != GB_OK)
+		return rc;
+	*out = p;
+	return GB_OK;
 }
 
 static int opt_ok(const char *s)
@@ -277,30 +405,110 @@ static int opt_ok(const char *s)
 	return s == NULL || cod_str_ok(s, 1);
 }
 
+static int list_ok(const struct tq_strset *l)
+{
+	return strs_ok(l, TQ_MAX_PILOT_VALUES);
+}
+
+/* A list as the decoder reads it back: nothing when empty and not ANY,
+** "ANY", one string, or an array. */
+static int list_keys(const struct tq_strset *l, int any)
+{
+	return any || l->n > 0;
+}
+
+static int pack_list(msgpack_packer *pk, const char *k,
+		     const struct tq_strset *l, int any)
+{
+	if (!list_keys(l, any))
+		return 0;
+	if (any)
+		return cod_pack_kstr(pk, k, "ANY");
+	if (l->n == 1)
+		return cod_pack_kstr(pk, k, l->v[0]);
+	int bad = cod_pack_str(pk, k);
+	bad |= msgpack_pack_array(pk, l->n);
+	for (size_t i = 0; i < l->n; i++)
+		bad |= cod_pack_str(pk, l->v[i]);
+	return bad;
+}
+
 int cdt_encode_pilot(const struct cdt_pilot *p, msgpack_sbuffer *out)
 {
 	if (p == NULL || out == NULL || !cod_str_ok(p->pilot_id, 1) ||
-	    !cod_str_ok(p->setup, 1) || p->cpu_time < 1 ||
-	    p->cpu_time > CDT_MAX_CPU || !cod_str_ok(p->site, 1) ||
-	    !opt_ok(p->grid_ce) || !opt_ok(p->platform) ||
-	    !opt_ok(p->pilot_type) || !opt_ok(p->owner_group) ||
-	    !opt_ok(p->owner) || (p->owner && p->owner_group == NULL))
+	    !cod_str_ok(p->d.setup, 1) || p->d.cpu_time < 1 ||
+	    p->d.cpu_time > CDT_MAX_CPU || !list_ok(&p->d.required) ||
+	    !list_ok(&p->d.groups) || !list_ok(&p->d.owners))
 		return GB_EINVAL;
-	size_t nkeys = 4 + !!p->grid_ce + !!p->platform + !!p->pilot_type +
-		       !!p->owner_group + !!p->owner;
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		if (!list_ok(&p->d.want[f]) || !list_ok(&p->d.banned[f]))
+			return GB_EINVAL;
+		/* a value "ANY" would decode as the wildcard */
+		for (size_t i = 0; i < p->d.want[f].n; i++)
+			if (tq_is_any(p->d.want[f].v[i]))
+				return GB_EINVAL;
+	}
+	if (pilot_check(p, NULL) != GB_OK)
+		return GB_EINVAL;
+	size_t nkeys = 3 + list_keys(&p->d.required, 0) +
+		       list_keys(&p->d.groups, 0) + list_keys(&p->d.owners, 0);
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		nkeys += list_keys(&p->d.want[f], p->d.any[f]) +
+			 list_keys(&p->d.banned[f], 0);
 	msgpack_packer pk;
 	msgpack_packer_init(&pk, out, msgpack_sbuffer_write);
 	int bad = msgpack_pack_map(&pk, nkeys);
 	bad |= cod_pack_kstr(&pk, "pilotID", p->pilot_id);
-	bad |= cod_pack_kstr(&pk, "setup", p->setup);
-	bad |= cod_pack_kint(&pk, "cpuTime", p->cpu_time);
-	bad |= cod_pack_kstr(&pk, "site", p->site);
-	bad |= pack_opt(&pk, "gridCE", p->grid_ce);
-	bad |= pack_opt(&pk, "platform", p->platform);
-	bad |= pack_opt(&pk, "pilotType", p->pilot_type);
-	bad |= pack_opt(&pk, "ownerGroup", p->owner_group);
-	bad |= pack_opt(&pk, "ownerDN", p->owner);
+	bad |= cod_pack_kstr(&pk, "setup", p->d.setup);
+	bad |= cod_pack_kint(&pk, "cpuTime", p->d.cpu_time);
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		bad |= pack_list(&pk, tq_pfield_names[f], &p->d.want[f],
+				 p->d.any[f]);
+	bad |= pack_list(&pk, "requiredTags", &p->d.required, 0);
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		bad |= pack_list(&pk, tq_pfield_ban_names[f], &p->d.banned[f],
+				 0);
+	bad |= pack_list(&pk, "ownerGroup", &p->d.groups, 0);
+	bad |= pack_list(&pk, "ownerDN", &p->d.owners, 0);
 	return bad ? GB_ENOMEM : GB_OK;
+}
+
+static int list_copy(const struct tq_strset *l, struct arena *a,
+		     struct tq_strset *dst)
+{
+	*dst = (struct tq_strset){NULL, 0};
+	if (l->n == 0)
+		return GB_OK;
+	const char **v = arena_alloc(a, l->n * sizeof(*v));
+	if (v == NULL)
+		return GB_ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		if ((v[i] = arena_strdup(a, l->v[i])) == NULL)
+			return GB_ENOMEM;
+	*dst = (struct tq_strset){v, l->n};
+	return GB_OK;
+}
+
+int cdt_pilot_copy(const struct cdt_pilot *p, struct arena *a,
+		   struct cdt_pilot *dst)
+{
+	if (p == NULL || a == NULL || dst == NULL)
+		return GB_EINVAL;
+	struct cdt_pilot c = *p;
+	int bad = (p->pilot_id && !(c.pilot_id = arena_strdup(a, p->pilot_id))) ||
+		  (p->site && !(c.site = arena_strdup(a, p->site))) ||
+		  (p->d.setup && !(c.d.setup = arena_strdup(a, p->d.setup)));
+	bad |= list_copy(&p->d.required, a, &c.d.required) != GB_OK;
+	bad |= list_copy(&p->d.groups, a, &c.d.groups) != GB_OK;
+	bad |= list_copy(&p->d.owners, a, &c.d.owners) != GB_OK;
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		bad |= list_copy(&p->d.want[f], a, &c.d.want[f]) != GB_OK;
+		bad |= list_copy(&p->d.banned[f], a, &c.d.banned[f]) != GB_OK;
+	}
+	if (bad)
+		return GB_ENOMEM;
+	*dst = c;
+	return GB_OK;
 }
 
 /* ---- the reply and its event items --------------------------------------- */
@@ -334,15 +542,24 @@ struct cnt_dec {
 ** filter the worker does not know is ignored like any unknown key, so a
 ** newer worker may add one. */
 static const struct cod_field rejected_fields[] = {
+	REJ_ROW("pilot_type", TQ_FL_PILOT_TYPE),
+	REJ_ROW("site", TQ_FL_SITE),
+	REJ_ROW("grid_ce", TQ_FL_GRID_CE),
+	REJ_ROW("platform", TQ_FL_PLATFORM),
+	REJ_ROW("job_type", TQ_FL_JOB_TYPE),
+	REJ_ROW("required_tag", TQ_FL_REQUIRED_TAG),
 	REJ_ROW("owner_group", TQ_FL_OWNER_GROUP),
 	REJ_ROW("owner_dn", TQ_FL_OWNER_DN),
 	REJ_ROW("setup", TQ_FL_SETUP),
 	REJ_ROW("cpu_time", TQ_FL_CPU_TIME),
-	REJ_ROW("pilot_type", TQ_FL_PILOT_TYPE),
-	REJ_ROW("site", TQ_FL_SITE),
 	REJ_ROW("banned_site", TQ_FL_BANNED_SITE),
-	REJ_ROW("grid_ce", TQ_FL_GRID_CE),
-	REJ_ROW("platform", TQ_FL_PLATFORM),
+	REJ_ROW("tag", TQ_FL_TAG),
+	REJ_ROW("ban_site", TQ_FL_BAN_SITE),
+	REJ_ROW("ban_grid_ce", TQ_FL_BAN_GRID_CE),
+	REJ_ROW("ban_platform", TQ_FL_BAN_PLATFORM),
+	REJ_ROW("ban_pilot_type", TQ_FL_BAN_PILOT_TYPE),
+	REJ_ROW("ban_job_type", TQ_FL_BAN_JOB_TYPE),
+	REJ_ROW("ban_tag", TQ_FL_BAN_TAG),
 };
 
 static int get_rejected(const msgpack_object *o, const char *field,

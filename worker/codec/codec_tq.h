@@ -13,8 +13,11 @@
 **
 ** Field names follow the seed (dirac-task-queue-matching): ownerDN,
 ** ownerGroup, setup, cpuTime, sites, bannedSites, gridCEs, platforms,
-** pilotTypes, submitPools, gridMiddlewares; userPriority for the job's
-** UserPriority.
+** pilotTypes, submitPools, gridMiddlewares, plus DIRAC's jobTypes and
+** tags; userPriority for the job's UserPriority. A pilot gives site,
+** gridCE, platform, pilotType, jobType, tags, requiredTags, the bans
+** bannedSite..bannedTag, ownerGroup and ownerDN each as a string or a list
+** of at most TQ_MAX_PILOT_VALUES strings.
 */
 #ifndef GB_CODEC_TQ_H
 #define GB_CODEC_TQ_H
@@ -25,6 +28,7 @@
 
 #include "base/arena.h"
 #include "codec/codec.h"
+#include "model/tqindex.h"
 #include "taskqueue.h"
 
 #define CDT_MAX_JOBS 5000     /* jobs of one job.submit */
@@ -33,6 +37,9 @@
 #define CDT_MAX_TIME 253402300799LL /* 9999-12-31T23:59:59Z, unix s */
 #define CDT_MAX_ITEMS 1000    /* entries of one pilot.matched/nomatch event */
 #define CDT_MAX_VALUES (1u << 22)
+#define CDT_MAX_PILOT_BYTES 8192 /* a pilot's strings and lists, as copied
+				    (cdt_pilot_size): what a worker holds per
+				    waiting pilot.match */
 
 /* One job of job.submit. */
 struct cdt_job {
@@ -67,24 +74,49 @@ int cdt_decode_submit(const void *buf, size_t len, struct arena *a,
 ** decode (checked like the decoder). */
 int cdt_encode_submit(const struct cdt_submit *s, msgpack_sbuffer *out);
 
-/* A pilot's resource description (pilot.match). NULL = not given. */
+/*
+** A pilot's resource description (pilot.match). Lists keep the order and
+** repeats given (the index sorts its ids); ANY (any case, alone or in a
+** list) in site, gridCE, platform, pilotType, jobType or tags sets
+** d.any[f] and leaves d.want[f] empty.
+*/
 struct cdt_pilot {
 	const char *pilot_id;    /* pilotID, required: the pilot's reference */
-	const char *setup;       /* required */
-	long long cpu_time;      /* cpuTime, required, 1..CDT_MAX_CPU */
-	const char *site;        /* required */
-	const char *grid_ce;     /* gridCE */
-	const char *platform;
-	const char *pilot_type;  /* pilotType */
-	const char *owner_group; /* ownerGroup: a private pilot */
-	const char *owner;       /* ownerDN: a private pilot's owner */
+	const char *site;        /* decoded: what replies and records name, the
+				    first site given or "ANY" when the site
+				    does not constrain; the encoder ignores it */
+	struct tqi_pilot d;      /* setup (required), cpuTime (required,
+				    1..CDT_MAX_CPU) and the lists */
 };
 
-/* Decode pilot.match; same conventions as cdt_decode_submit. An ownerDN
-** without ownerGroup is GB_EMISSING on "ownerGroup". */
+/*
+** Decode pilot.match; same conventions as cdt_decode_submit. Refused as
+** well: a description over CDT_MAX_PILOT_BYTES (GB_ETOOBIG), an ownerDN
+** without ownerGroup (GB_EMISSING on "ownerGroup"), a
+** requiredTags value not among tags (GB_ERANGE on "requiredTags[i]":
+** DIRAC's "Wrong conditions"; tags ANY offers every tag).
+*/
 int cdt_decode_pilot(const void *buf, size_t len, struct arena *a,
 		     struct cdt_pilot *out, struct cod_error *err);
+/* GB_EINVAL when the pilot would not decode. Lists of one value are sent
+** as a string, any[f] as "ANY". */
 int cdt_encode_pilot(const struct cdt_pilot *p, msgpack_sbuffer *out);
+
+/*
+** What the decoder does after reading the fields, for a pilot built
+** elsewhere (a scenario file): fold ANY (any case, alone or in a list)
+** into d.any[f] with an empty list, check the rules above, and set `site`.
+** Returns 0 or GB_EMISSING / GB_ERANGE with `err` (may be NULL) filled.
+*/
+int cdt_pilot_settle(struct cdt_pilot *p, struct cod_error *err);
+
+/* The arena bytes cdt_pilot_copy takes for p (at most CDT_MAX_PILOT_BYTES
+** for a pilot the decoder accepted). */
+size_t cdt_pilot_size(const struct cdt_pilot *p);
+
+/* Copy p's strings and lists into `a` (dst's point there); GB_ENOMEM. */
+int cdt_pilot_copy(const struct cdt_pilot *p, struct arena *a,
+		   struct cdt_pilot *dst);
 
 /*
 ** The outcome of one pilot.match: the RPC reply, and one entry of a

@@ -39,7 +39,8 @@
 const char *const dj_requirement_keys[] = {
 	"ownerDN",   "ownerGroup", "setup",      "cpuTime",
 	"sites",     "bannedSites", "gridCEs",   "platforms",
-	"pilotTypes", "submitPools", "gridMiddlewares", NULL};
+	"pilotTypes", "submitPools", "gridMiddlewares", "jobTypes", "tags",
+	NULL};
 #define DJ_NSCALAR 4
 _Static_assert(sizeof(dj_requirement_keys) / sizeof(dj_requirement_keys[0]) ==
 		       DJ_NSCALAR + TQ_NFIELDS + 1,
@@ -528,18 +529,71 @@ int dj_parse_jobs(json_t *arr, const char *path, struct arena *a,
 static const struct ju_fld pilot_flds[] = {
 	JU_TEXT("description"),
 	JU_STR("pilotID", P, pilot_id, JU_F_NONEMPTY, NULL),
-	JU_STR("setup", P, setup, JU_F_REQ | JU_F_NONEMPTY, NULL),
-	JU_F("cpuTime", JU_K_LLONG, JU_F_REQ, P, cpu_time, 1,
+	JU_STR("setup", P, d.setup, JU_F_REQ | JU_F_NONEMPTY, NULL),
+	JU_F("cpuTime", JU_K_LLONG, JU_F_REQ, P, d.cpu_time, 1,
 	     (double)CDT_MAX_CPU, 0),
-	JU_STR("site", P, site, JU_F_REQ | JU_F_NONEMPTY, NULL),
-	JU_STR("gridCE", P, grid_ce, JU_F_NONEMPTY, NULL),
-	JU_STR("platform", P, platform, JU_F_NONEMPTY, NULL),
-	JU_STR("pilotType", P, pilot_type, JU_F_NONEMPTY, NULL),
-	JU_STR("ownerGroup", P, owner_group, JU_F_NONEMPTY, NULL),
-	JU_STR("ownerDN", P, owner, JU_F_NONEMPTY, NULL),
 	JU_FLD_END,
 };
 #undef P
+
+/* The list keys of a pilot, as pilot.match names them. */
+static const char *const pilot_list_keys[] = {
+	"site",		   "gridCE",	    "platform",	      "pilotType",
+	"jobType",	   "tags",	    "bannedSite",     "bannedGridCE",
+	"bannedPlatform",  "bannedPilotType", "bannedJobType", "bannedTag",
+	"requiredTags",	   "ownerGroup",    "ownerDN",	      NULL};
+
+static struct tq_strset *pilot_list(struct cdt_pilot *p, size_t k)
+{
+	if (k < TQ_NPFIELDS)
+		return &p->d.want[k];
+	if (k < 2 * TQ_NPFIELDS)
+		return &p->d.banned[k - TQ_NPFIELDS];
+	return k == 2 * TQ_NPFIELDS	    ? &p->d.required
+	       : k == 2 * TQ_NPFIELDS + 1 ? &p->d.groups
+					  : &p->d.owners;
+}
+
+/* One list: absent or null (nothing), a non-empty string, or an array of
+** at most TQ_MAX_PILOT_VALUES of them, as pilot.match takes it. */
+static int parse_list(const struct ju_ctx *c, json_t *obj, const char *path,
+		      const char *key, struct tq_strset *out)
+{
+	json_t *v = json_object_get(obj, key);
+	*out = (struct tq_strset){NULL, 0};
+	if (v == NULL || json_is_null(v))
+		return GB_OK;
+	struct set_tmp t = {NULL, 0};
+	struct ju_fld d = {.key = key, .flags = JU_F_NONEMPTY};
+	if (json_is_string(v)) {
+		const char *one = NULL;
+		d.kind = JU_K_STR;
+		d.off = 0;
+		int rc = ju_fld_parse(c, obj, path, &d, &one);
+		const char **arr = ju_alloc_n(c, 1, sizeof(*arr));
+		if (rc != GB_OK)
+			return rc;
+		if (arr == NULL)
+			return ju_fail(c, GB_ENOMEM, path, "out of memory");
+		arr[0] = one;
+		*out = (struct tq_strset){arr, 1};
+		return GB_OK;
+	}
+	if (!json_is_array(v)) {
+		char f[JU_PATH];
+		ju_path_key(f, sizeof(f), path, key);
+		return ju_fail(c, GB_ETYPE, f, "expected string or array, got %s",
+			       ju_type_name(v));
+	}
+	d.kind = JU_K_LIST;
+	d.off = offsetof(struct set_tmp, v);
+	d.off2 = offsetof(struct set_tmp, n);
+	d.max = TQ_MAX_PILOT_VALUES;
+	int rc = ju_fld_parse(c, obj, path, &d, &t);
+	/* our own arena memory; the const is ju_str_list's interface */
+	*out = (struct tq_strset){(const char **)(uintptr_t)t.v, t.n};
+	return rc;
+}
 
 int dj_parse_pilot(json_t *obj, const char *path, struct arena *a,
 		   struct cdt_pilot *out, char *err, size_t errlen)
@@ -549,17 +603,22 @@ int dj_parse_pilot(json_t *obj, const char *path, struct arena *a,
 		return ju_fail(&c, GB_EINVAL, "", "invalid arguments");
 	struct cdt_pilot p;
 	memset(&p, 0, sizeof(p));
-	int rc = ju_parse_record(&c, obj, path, pilot_flds, NULL, &p);
+	int rc = ju_parse_record(&c, obj, path, pilot_flds, pilot_list_keys,
+				 &p);
+	for (size_t k = 0; rc == GB_OK && pilot_list_keys[k]; k++)
+		rc = parse_list(&c, obj, path, pilot_list_keys[k],
+				pilot_list(&p, k));
 	if (rc != GB_OK)
 		return rc;
-	/* TQ-04: an owner restricts a private pilot, and a pilot is private
-	** by its group; a DN alone would be ignored, so it is refused. */
-	if (p.owner != NULL && p.owner_group == NULL) {
+	/* The rules of pilot.match (ANY, ownerDN needs ownerGroup, required
+	** tags among the tags), with the decoder's own words. */
+	struct cod_error ce;
+	memset(&ce, 0, sizeof(ce));
+	rc = cdt_pilot_settle(&p, &ce);
+	if (rc != GB_OK) {
 		char f[JU_PATH];
-		ju_path_key(f, sizeof(f), path, "ownerGroup");
-		return ju_fail(&c, GB_EMISSING, f,
-			       "missing (required with ownerDN: a private "
-			       "pilot is restricted by its group)");
+		ju_path_key(f, sizeof(f), path, ce.field);
+		return ju_fail(&c, rc, f, "%s", ce.problem);
 	}
 	*out = p;
 	return GB_OK;

@@ -128,7 +128,7 @@ static int run_match(json_t *root, struct arena *a, struct ex_result *out,
 	const struct rec_pilot rp = {
 		.pilot_id = p->pilot_id,
 		.p = scm_md_pilot(p),
-		.job_sharing = m->res.job_sharing,
+		.job_sharing = m->job_sharing > 0,
 		.res = &m->result,
 		.matched = matched,
 		.code = m->code,

@@ -29,6 +29,7 @@
 
 #include "gb_error.h"
 #include "base/jsonutil.h"
+#include "report/record.h"
 #include "rng.h"
 #include "model/decide.h"
 #include "model/tqindex.h"
@@ -414,66 +415,114 @@ static void set_text(char *buf, size_t n, const struct tq_strset *s)
 			 s->n - SCM_LIST_SHOW);
 }
 
-static const char *or_none(const char *s)
+static int has_str(const struct tq_strset *l, const char *v)
 {
-	return s ? s : "none";
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], v) == 0)
+			return 1;
+	return 0;
+}
+
+/* The first value of `sub` not in `sup`, or NULL. */
+static const char *first_missing(const struct tq_strset *sub,
+				 const struct tq_strset *sup)
+{
+	for (size_t i = 0; i < sub->n; i++)
+		if (!has_str(sup, sub->v[i]))
+			return sub->v[i];
+	return NULL;
 }
 
 /*
 ** The engine's reason with the names it compared (it holds ids): which
-** value of the pilot met which value or set of the TQ.
+** values of the pilot met which value or set of the TQ, and for tags the
+** tag that rejected it.
 */
 static const char *render_detail(struct arena *a, const struct scm_tq *t,
 				 const struct cdt_pilot *p, int f,
 				 const struct dec_reason *rs)
 {
-	char text[256], set[384], names[640];
+	char text[256], set[384], mine[384], names[900];
 	dec_reason_format(rs, text, sizeof(text));
-	const char *mine = p->site, *what = "site";
-	enum tq_field fld = TQ_F_SITES;
+	const struct tqi_pilot *d = &p->d;
+	const struct tq_strset *tags = &t->def.set[TQ_F_TAGS];
+	const char *miss;
+	int pf = -1;
 	switch ((enum tq_filter_id)f) {
 	case TQ_FL_OWNER_GROUP:
+		set_text(mine, sizeof(mine), &d->groups);
 		snprintf(names, sizeof(names), "TQ group %s, pilot's %s",
-			 t->def.owner_group, or_none(p->owner_group));
+			 t->def.owner_group, mine);
 		goto done;
 	case TQ_FL_OWNER_DN:
+		set_text(mine, sizeof(mine), &d->owners);
 		snprintf(names, sizeof(names), "TQ owner %s, pilot's %s",
-			 t->def.owner, or_none(p->owner));
+			 t->def.owner, mine);
 		goto done;
 	case TQ_FL_SETUP:
 		snprintf(names, sizeof(names), "TQ setup %s, pilot's %s",
-			 t->def.setup, p->setup);
+			 t->def.setup, d->setup);
 		goto done;
 	case TQ_FL_CPU_TIME:
 		snprintf(names, sizeof(names), "segment of cpuTime %lld s",
 			 t->def.cpu_time);
 		goto done;
+	case TQ_FL_REQUIRED_TAG:
+		miss = first_missing(&d->required, tags);
+		set_text(set, sizeof(set), tags);
+		snprintf(names, sizeof(names),
+			 "tag %s required by the pilot; TQ tags: %s",
+			 miss ? miss : "?", set);
+		goto done;
+	case TQ_FL_TAG:
+		miss = first_missing(tags, &d->want[TQ_P_TAG]);
+		set_text(mine, sizeof(mine), &d->want[TQ_P_TAG]);
+		snprintf(names, sizeof(names),
+			 "tag %s not offered; pilot's tags: %s",
+			 miss ? miss : "?", mine);
+		goto done;
+	case TQ_FL_BANNED_SITE:
+		set_text(mine, sizeof(mine), &d->want[TQ_P_SITE]);
+		set_text(set, sizeof(set), &t->def.set[TQ_F_BANNED_SITES]);
+		snprintf(names, sizeof(names),
+			 "pilot's sites %s; TQ bannedSites: %s", mine, set);
+		goto done;
 	case TQ_FL_PILOT_TYPE:
-		mine = p->pilot_type;
-		what = "pilot type";
-		fld = TQ_F_PILOT_TYPES;
+		pf = TQ_P_PILOT_TYPE;
 		break;
 	case TQ_FL_SITE:
-		break;
-	case TQ_FL_BANNED_SITE:
-		fld = TQ_F_BANNED_SITES;
+		pf = TQ_P_SITE;
 		break;
 	case TQ_FL_GRID_CE:
-		mine = p->grid_ce;
-		what = "grid CE";
-		fld = TQ_F_GRID_CES;
+		pf = TQ_P_GRID_CE;
 		break;
 	case TQ_FL_PLATFORM:
-		mine = p->platform;
-		what = "platform";
-		fld = TQ_F_PLATFORMS;
+		pf = TQ_P_PLATFORM;
 		break;
+	case TQ_FL_JOB_TYPE:
+		pf = TQ_P_JOB_TYPE;
+		break;
+	case TQ_FL_BAN_SITE:
+	case TQ_FL_BAN_GRID_CE:
+	case TQ_FL_BAN_PLATFORM:
+	case TQ_FL_BAN_PILOT_TYPE:
+	case TQ_FL_BAN_JOB_TYPE:
+	case TQ_FL_BAN_TAG:
+		pf = f - TQ_FL_BAN_SITE;
+		set_text(mine, sizeof(mine), &d->banned[pf]);
+		set_text(set, sizeof(set), &t->def.set[tq_pfield_set[pf]]);
+		snprintf(names, sizeof(names), "pilot's %s %s; TQ %s: %s",
+			 tq_pfield_ban_names[pf], mine,
+			 tq_field_names[tq_pfield_set[pf]], set);
+		goto done;
 	case TQ_NFILTERS:
 		return NULL;
 	}
-	set_text(set, sizeof(set), &t->def.set[fld]);
-	snprintf(names, sizeof(names), "pilot's %s %s; TQ %s: %s", what,
-		 or_none(mine), tq_field_names[fld], set);
+	set_text(mine, sizeof(mine), &d->want[pf]);
+	set_text(set, sizeof(set), &t->def.set[tq_pfield_set[pf]]);
+	snprintf(names, sizeof(names), "pilot's %s %s; TQ %s: %s",
+		 tq_pfield_names[pf], mine, tq_field_names[tq_pfield_set[pf]],
+		 set);
 done:;
 	size_t len = strlen(text) + strlen(names) + 4;
 	char *out = arena_alloc(a, len);
@@ -643,7 +692,7 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 			out->rows[m.result.chosen].tq->def.owner_group;
 	}
 	out->match = m.result;
-	out->job_sharing = m.res.job_sharing;
+	out->job_sharing = m.job_sharing;
 	for (size_t i = 0; i < n; i++) {
 		struct scm_row *row = &out->rows[i];
 		row->verdict = verdict[i];
@@ -665,16 +714,7 @@ static int run_index(const struct scm_scenario *s, struct arena *a,
 
 struct md_pilot scm_md_pilot(const struct cdt_pilot *p)
 {
-	return (struct md_pilot){
-		.setup = p->setup,
-		.site = p->site,
-		.grid_ce = p->grid_ce,
-		.platform = p->platform,
-		.pilot_type = p->pilot_type,
-		.owner_group = p->owner_group,
-		.owner = p->owner,
-		.cpu_time = p->cpu_time,
-	};
+	return (struct md_pilot){.site = p->site, .d = p->d};
 }
 
 int scm_run(const struct scm_scenario *s, struct arena *a,
@@ -735,14 +775,9 @@ static json_t *pilot_json(const struct cdt_pilot *p, int job_sharing)
 	if (o == NULL)
 		return NULL;
 	int bad = ju_set(o, "pilotID", ju_str(p->pilot_id));
-	bad |= ju_set(o, "setup", ju_str(p->setup));
-	bad |= ju_set(o, "cpuTime", json_integer(p->cpu_time));
-	bad |= ju_set(o, "site", ju_str(p->site));
-	bad |= ju_set(o, "gridCE", ju_str(p->grid_ce));
-	bad |= ju_set(o, "platform", ju_str(p->platform));
-	bad |= ju_set(o, "pilotType", ju_str(p->pilot_type));
-	bad |= ju_set(o, "ownerGroup", ju_str(p->owner_group));
-	bad |= ju_set(o, "ownerDN", ju_str(p->owner));
+	bad |= ju_set(o, "setup", ju_str(p->d.setup));
+	bad |= ju_set(o, "cpuTime", json_integer(p->d.cpu_time));
+	bad |= rec_pilot_lists(o, &p->d, 0);
 	bad |= ju_set(o, "jobSharing", json_boolean(job_sharing));
 	if (bad) {
 		json_decref(o);

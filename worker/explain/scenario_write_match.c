@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/jsonutil.h"
+#include "report/record.h"
 #include "gb_error.h"
 #include "taskqueue.h"
 
@@ -47,14 +48,8 @@ static const struct scw_fld fields[] = {
 	SCW_F(SLICE, "Weight", SCW_K_NUM, SL, weight),
 	SCW_F(SLICE, "MaxCorrection", SCW_K_NUM, SL, max_correction),
 	SCW_F(PILOT, "pilotID", SCW_K_STR, P, pilot_id),
-	SCW_F(PILOT, "setup", SCW_K_STR, P, setup),
-	SCW_F(PILOT, "cpuTime", SCW_K_LLONG, P, cpu_time),
-	SCW_F(PILOT, "site", SCW_K_STR, P, site),
-	SCW_F(PILOT, "gridCE", SCW_K_STR, P, grid_ce),
-	SCW_F(PILOT, "platform", SCW_K_STR, P, platform),
-	SCW_F(PILOT, "pilotType", SCW_K_STR, P, pilot_type),
-	SCW_F(PILOT, "ownerGroup", SCW_K_STR, P, owner_group),
-	SCW_F(PILOT, "ownerDN", SCW_K_STR, P, owner),
+	SCW_F(PILOT, "setup", SCW_K_STR, P, d.setup),
+	SCW_F(PILOT, "cpuTime", SCW_K_LLONG, P, d.cpu_time),
 	SCW_END,
 };
 #undef GR
@@ -256,6 +251,12 @@ json_t *scw_match(long long now, unsigned long long seed,
 	bad = bad || ju_set(root, "cpuSegments", segments_json(seg, nseg));
 	bad = bad || ju_set(root, "taskQueues", tqs_json(idx, seg, nseg));
 	bad = bad || ju_set(root, "history", history_json(now, hist, nhist));
-	bad = bad || ju_set(root, "pilot", scw_object(fields, PILOT, p, 0));
+	json_t *po = bad ? NULL : scw_object(fields, PILOT, p, 0);
+	/* the lists as pilot.match takes them (strings or arrays, ANY) */
+	if (po != NULL && rec_pilot_lists(po, &p->d, 1)) {
+		json_decref(po);
+		po = NULL;
+	}
+	bad = bad || po == NULL || ju_set(root, "pilot", po);
 	return scw_done(root, bad);
 }

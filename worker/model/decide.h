@@ -138,16 +138,19 @@ int md_priorities(const struct tqi_index *x, const struct pr_config *cfg,
 /* 1 when `group` has JOB_SHARING in `cfg` (TQ-04), else 0. */
 int md_job_sharing(const struct pr_config *cfg, const char *group);
 
-/* A pilot's resource description (the pilot.match fields TQ-04..06 read;
-** NULL for what the pilot did not say). */
+/* A pilot's resource description (the pilot.match fields TQ-04..06 read)
+** and the site its records name (the first site it gave, or "ANY"). */
 struct md_pilot {
-	const char *setup, *site, *grid_ce, *platform, *pilot_type;
-	const char *owner_group, *owner;
-	long long cpu_time;
+	const char *site;
+	struct tqi_pilot d;
 };
 
 struct md_match {
 	struct tq_resource res;  /* the pilot in the index's terms */
+	struct tqi_resource_ids ids; /* res's lists point here: do not copy
+					an md_match and use the copy's res */
+	int job_sharing;         /* how many of the pilot's groups have
+				    JOB_SHARING */
 	struct tq_result result; /* filters, lottery, pick (TQ-04..TQ-10) */
 	const char *code;        /* "matched", or the TQ-10 code */
 	char reason[GB_MAX_STRING]; /* tq_result_format's line (ASCII, the
@@ -162,10 +165,12 @@ struct md_match {
 /*
 ** Match pilot `p` against index `x` as it is now (its priorities as last
 ** set), with the generator seeded with `seed`: the resource is resolved
-** against the index, JOB_SHARING looked up in `cfg`, then tq_match.
-** `weights` is scratch of tqi_ntqs(x) doubles; `verdict` (may be NULL)
-** gets each view's verdict (tq_match). The index is not changed: the
-** caller takes the picked job out. Returns 0 (out->result.chosen -1: no
+** against the index, JOB_SHARING looked up in `cfg`, the index's
+** postings cut the TQs the pilot's fields exclude (tqi_candidates), then
+** tq_match_among over the rest: the same result as tq_match over every
+** view. `weights` is scratch of tqi_ntqs(x) doubles; `verdict` (may be
+** NULL) gets each view's verdict (tq_match). The index is not changed
+** (but for its match scratch): the caller takes the picked job out. Returns 0 (out->result.chosen -1: no
 ** job, out->code says why) or GB_EINVAL.
 */
 int md_match_pilot(const struct tqi_index *x, const struct pr_config *cfg,

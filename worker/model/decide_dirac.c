@@ -45,16 +45,24 @@ int md_match_pilot(const struct tqi_index *x, const struct pr_config *cfg,
 	    (tqi_ntqs(x) && weights == NULL))
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
-	tqi_resource(x, p->setup, p->cpu_time, p->site, p->grid_ce,
-		     p->platform, p->pilot_type, p->owner_group, p->owner,
-		     &out->res);
-	out->res.job_sharing = md_job_sharing(cfg, p->owner_group);
-	size_t n = 0;
+	int js[TQ_MAX_PILOT_VALUES];
+	size_t ng = p->d.groups.n < TQ_MAX_PILOT_VALUES ? p->d.groups.n
+							: TQ_MAX_PILOT_VALUES;
+	for (size_t i = 0; i < ng; i++) {
+		js[i] = md_job_sharing(cfg, p->d.groups.v[i]);
+		out->job_sharing += js[i];
+	}
+	tqi_resource(x, &p->d, js, &out->ids, &out->res);
+	size_t n = 0, ncand = 0, cut[TQ_NFILTERS];
+	const size_t *cand = NULL;
 	const struct tq_view *v = tqi_views(x, &n);
+	int rc = tqi_candidates(x, &out->res, &cand, &ncand, cut, verdict);
+	if (rc != GB_OK)
+		return rc;
 	struct gb_rng rng;
 	gb_rng_seed(&rng, seed);
-	int rc = tq_match(v, n, &out->res, &rng, weights, verdict,
-			  &out->result);
+	rc = tq_match_among(v, n, cand, ncand, cut, &out->res, &rng, weights,
+			    verdict, &out->result);
 	if (rc != GB_OK)
 		return rc;
 	tq_result_format(&out->result, out->reason, sizeof(out->reason));

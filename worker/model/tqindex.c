@@ -31,6 +31,17 @@
 **     levels whose [first, last] range holds the id. No per-job hash table:
 **     that would triple the ~10 bytes a waiting job costs here.
 **
+** Postings, so that a pilot is matched without reading every view: per
+** pilot field (site, gridCE, platform, pilotType, jobType, tags; enum
+** tq_pfield) a bitmap per value id of the TQs listing it, and one of the
+** TQs listing no value for the field. A TQ owns a bit number (its slot)
+** for life, so inserting or removing other TQs moves no bit; slot_pos
+** maps a slot to the TQ's current position. tqi_candidates intersects,
+** per field the pilot constrains, (none | union of its values' bitmaps),
+** and the TQs carrying every required tag (intersection): what is left
+** are the views tq_match_among reads; the rest are counted by popcount.
+** 500 TQs are 8 words per bitmap.
+**
 ** Failure: every function allocates what it needs before it changes
 ** anything; a tqi_tq_put that fails after interning new strings drops them
 ** again, so GB_ENOMEM leaves the index exactly as it was.
@@ -62,6 +73,7 @@ struct tqi_ids {
 struct tqi_tq {
 	long long seq;
 	long long rm_seq; /* removals below it applied (tqsync) */
+	uint32_t slot;                     /* bit of this TQ in the postings */
 	uint32_t *sets;                    /* every field's ids, one block */
 	struct tq_level levels[TQI_NPRIO]; /* [0, nlevels) live, ascending */
 	struct tqi_ids ids[TQI_NPRIO];     /* parallel to levels */
@@ -79,6 +91,16 @@ struct tqi_index {
 	struct tqi_tq **tqs;
 	size_t ntqs, tqs_cap;
 	size_t njobs;
+	/* posting bitmaps (see "Postings" below), over slots */
+	size_t slot_cap;                  /* bits per bitmap, a multiple of 64 */
+	uint64_t *alive;                  /* slots in use */
+	uint32_t *slot_pos;               /* slot -> position in views */
+	uint64_t *none[TQ_NPFIELDS];      /* TQs listing no value of field */
+	uint64_t **post[TQ_NPFIELDS];     /* value id -> TQs listing it */
+	size_t post_cap[TQ_NPFIELDS];     /* entries of post[f] */
+	/* one match's scratch (tqi_candidates; one match at a time) */
+	uint64_t *sc_bits;                /* 3 bitmaps */
+	size_t *sc_cand;                  /* slot_cap positions */
 };
 
 /* ---- interning ------------------------------------------------------------ */
@@ -214,6 +236,16 @@ void tqi_free(struct tqi_index *x)
 		tq_destroy(x->tqs[i], x->views[i].nlevels);
 	for (uint32_t id = 0; id < x->nnames; id++)
 		free(x->names[id]);
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		for (size_t i = 0; i < x->post_cap[f]; i++)
+			free(x->post[f][i]);
+		free(x->post[f]);
+		free(x->none[f]);
+	}
+	free(x->alive);
+	free(x->slot_pos);
+	free(x->sc_bits);
+	free(x->sc_cand);
 	free(x->names);
 	free(x->slots);
 	free(x->views);
@@ -304,6 +336,135 @@ static int sets_build(struct tqi_index *x, const struct tq_strset *set,
 	return GB_OK;
 }
 
+/* ---- postings ------------------------------------------------------------- */
+
+#define TQI_WORDS(bits) ((bits) / 64)
+
+/* Grow every bitmap (zero-extended) to hold at least `need` slots. A
+** failure leaves some arrays larger than slot_cap says, which is harmless:
+** only slot_cap bits are ever read. */
+static int bits_grow(struct tqi_index *x, size_t need)
+{
+	if (need <= x->slot_cap)
+		return GB_OK;
+	size_t cap = x->slot_cap ? x->slot_cap : 64;
+	while (cap < need)
+		cap *= 2;
+	size_t ow = TQI_WORDS(x->slot_cap), nw = TQI_WORDS(cap);
+	uint64_t **bm[2 + TQ_NPFIELDS];
+	size_t nbm = 0;
+	bm[nbm++] = &x->alive;
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		bm[nbm++] = &x->none[f];
+	for (size_t i = 0; i < nbm; i++) {
+		uint64_t *b = realloc(*bm[i], nw * sizeof(*b));
+		if (b == NULL)
+			return GB_ENOMEM;
+		memset(b + ow, 0, (nw - ow) * sizeof(*b));
+		*bm[i] = b;
+	}
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		for (size_t id = 0; id < x->post_cap[f]; id++) {
+			if (x->post[f][id] == NULL)
+				continue;
+			uint64_t *b = realloc(x->post[f][id], nw * sizeof(*b));
+			if (b == NULL)
+				return GB_ENOMEM;
+			memset(b + ow, 0, (nw - ow) * sizeof(*b));
+			x->post[f][id] = b;
+		}
+	uint32_t *sp = realloc(x->slot_pos, cap * sizeof(*sp));
+	if (sp == NULL)
+		return GB_ENOMEM;
+	x->slot_pos = sp;
+	uint64_t *sc = realloc(x->sc_bits, 3 * nw * sizeof(*sc));
+	if (sc == NULL)
+		return GB_ENOMEM;
+	x->sc_bits = sc;
+	size_t *cd = realloc(x->sc_cand, cap * sizeof(*cd));
+	if (cd == NULL)
+		return GB_ENOMEM;
+	x->sc_cand = cd;
+	x->slot_cap = cap;
+	return GB_OK;
+}
+
+/* The bitmap of value `id` in field f, allocated (empty) when missing. */
+static int post_make(struct tqi_index *x, int f, uint32_t id)
+{
+	if (id >= x->post_cap[f]) {
+		size_t cap = x->post_cap[f] ? x->post_cap[f] : 64;
+		while (cap <= id)
+			cap *= 2;
+		uint64_t **p = realloc(x->post[f], cap * sizeof(*p));
+		if (p == NULL)
+			return GB_ENOMEM;
+		memset(p + x->post_cap[f], 0,
+		       (cap - x->post_cap[f]) * sizeof(*p));
+		x->post[f] = p;
+		x->post_cap[f] = cap;
+	}
+	if (x->post[f][id] == NULL) {
+		size_t nw = TQI_WORDS(x->slot_cap);
+		x->post[f][id] = calloc(nw ? nw : 1, sizeof(uint64_t));
+		if (x->post[f][id] == NULL)
+			return GB_ENOMEM;
+	}
+	return GB_OK;
+}
+
+/* Every bitmap the sets need (after bits_grow). */
+static int posts_make(struct tqi_index *x, const struct tq_idset *set)
+{
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		const struct tq_idset *s = &set[tq_pfield_set[f]];
+		for (size_t i = 0; i < s->n; i++)
+			if (post_make(x, f, s->v[i]) != GB_OK)
+				return GB_ENOMEM;
+	}
+	return GB_OK;
+}
+
+static inline void bit_put(uint64_t *b, uint32_t slot, int on)
+{
+	uint64_t m = (uint64_t)1 << (slot % 64);
+	if (on)
+		b[slot / 64] |= m;
+	else
+		b[slot / 64] &= ~m;
+}
+
+/* Set or clear the TQ's bits for its sets (the bitmaps exist). */
+static void posts_put(struct tqi_index *x, uint32_t slot,
+		      const struct tq_idset *set, int on)
+{
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		const struct tq_idset *s = &set[tq_pfield_set[f]];
+		if (s->n == 0)
+			bit_put(x->none[f], slot, on);
+		for (size_t i = 0; i < s->n; i++)
+			bit_put(x->post[f][s->v[i]], slot, on);
+	}
+}
+
+/* The first free slot (bits_grow made room for one more TQ). */
+static uint32_t slot_free(const struct tqi_index *x)
+{
+	size_t nw = TQI_WORDS(x->slot_cap);
+	for (size_t w = 0; w < nw; w++)
+		if (~x->alive[w])
+			return (uint32_t)(w * 64 + (size_t)__builtin_ctzll(
+							   ~x->alive[w]));
+	return UINT32_MAX; /* unreachable after bits_grow */
+}
+
+/* slot_pos of the TQs at positions >= from. */
+static void slots_renumber(struct tqi_index *x, size_t from)
+{
+	for (size_t i = from; i < x->ntqs; i++)
+		x->slot_pos[x->tqs[i]->slot] = (uint32_t)i;
+}
+
 /* Room for one more TQ in both arrays. */
 static int tqs_reserve(struct tqi_index *x)
 {
@@ -350,7 +511,14 @@ int tqi_tq_put(struct tqi_index *x, long long tq_id, const char *owner,
 	int rc = GB_ENOMEM;
 	if (o != TQ_ID_UNKNOWN && g != TQ_ID_UNKNOWN && su != TQ_ID_UNKNOWN)
 		rc = sets_build(x, set, total, &block, ids);
+	if (rc == GB_OK)
+		rc = bits_grow(x, x->ntqs + 1);
+	if (rc == GB_OK)
+		rc = posts_make(x, ids);
 	if (rc != GB_OK) {
+		/* bitmaps made for the dropped ids stay, empty: the next
+		** string interned under such an id starts with no TQ */
+		free(block);
 		free(t);
 		intern_truncate(x, keep);
 		return rc;
@@ -359,6 +527,8 @@ int tqi_tq_put(struct tqi_index *x, long long tq_id, const char *owner,
 	struct tq_view *v;
 	if (present) {
 		v = &x->views[pos];
+		posts_put(x, x->tqs[pos]->slot, v->set, 0);
+		posts_put(x, x->tqs[pos]->slot, ids, 1);
 		free(x->tqs[pos]->sets);
 		x->tqs[pos]->sets = block;
 	} else {
@@ -373,6 +543,10 @@ int tqi_tq_put(struct tqi_index *x, long long tq_id, const char *owner,
 		memset(v, 0, sizeof(*v));
 		v->tq_id = tq_id;
 		v->levels = t->levels;
+		t->slot = slot_free(x);
+		bit_put(x->alive, t->slot, 1);
+		posts_put(x, t->slot, ids, 1);
+		slots_renumber(x, pos);
 	}
 	v->owner = o;
 	v->owner_group = g;
@@ -391,12 +565,15 @@ int tqi_tq_remove(struct tqi_index *x, long long tq_id)
 	if (!tq_find(x, tq_id, &pos))
 		return GB_ENOTFOUND;
 	x->njobs -= x->views[pos].njobs;
+	posts_put(x, x->tqs[pos]->slot, x->views[pos].set, 0);
+	bit_put(x->alive, x->tqs[pos]->slot, 0);
 	tq_destroy(x->tqs[pos], x->views[pos].nlevels);
 	x->ntqs--;
 	memmove(&x->views[pos], &x->views[pos + 1],
 		(x->ntqs - pos) * sizeof(*x->views));
 	memmove(&x->tqs[pos], &x->tqs[pos + 1],
 		(x->ntqs - pos) * sizeof(*x->tqs));
+	slots_renumber(x, pos);
 	return GB_OK;
 }
 
@@ -705,24 +882,149 @@ void tqi_stats(const struct tqi_index *x, struct pr_tq *out)
 	}
 }
 
-void tqi_resource(const struct tqi_index *x, const char *setup,
-		  long long cpu_time, const char *site, const char *grid_ce,
-		  const char *platform, const char *pilot_type,
-		  const char *owner_group, const char *owner,
+/* Ids of the strings ss[0..n) into out (sorted, unique; values no TQ
+** uses become TQ_ID_UNKNOWN, kept once); returns how many. */
+static size_t ids_of(const struct tqi_index *x, const struct tq_strset *ss,
+		     uint32_t *out)
+{
+	size_t n = ss->n < TQ_MAX_PILOT_VALUES ? ss->n : TQ_MAX_PILOT_VALUES;
+	for (size_t i = 0; i < n; i++)
+		out[i] = tqi_lookup(x, ss->v[i]);
+	qsort(out, n, sizeof(*out), cmp_u32);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (m == 0 || out[m - 1] != out[i])
+			out[m++] = out[i];
+	return m;
+}
+
+static struct tq_idset idset_of(const struct tqi_index *x,
+				const struct tq_strset *ss, uint32_t **room)
+{
+	struct tq_idset r = {*room, ids_of(x, ss, *room)};
+	*room += TQ_MAX_PILOT_VALUES;
+	return r;
+}
+
+void tqi_resource(const struct tqi_index *x, const struct tqi_pilot *p,
+		  const int *job_sharing, struct tqi_resource_ids *ids,
 		  struct tq_resource *out)
 {
-	memset(out, 0, sizeof(*out)); /* job_sharing 0 until the caller says */
-	out->setup = tqi_lookup(x, setup);
-	out->cpu_time = cpu_time;
-	out->site = tqi_lookup(x, site);
-	out->has_grid_ce = grid_ce != NULL;
-	out->grid_ce = tqi_lookup(x, grid_ce);
-	out->has_platform = platform != NULL;
-	out->platform = tqi_lookup(x, platform);
-	out->has_pilot_type = pilot_type != NULL;
-	out->pilot_type = tqi_lookup(x, pilot_type);
-	out->has_owner_group = owner_group != NULL;
-	out->owner_group = tqi_lookup(x, owner_group);
-	out->has_owner = owner != NULL;
-	out->owner = tqi_lookup(x, owner);
+	memset(out, 0, sizeof(*out));
+	uint32_t *room = ids->v;
+	out->setup = tqi_lookup(x, p->setup);
+	out->cpu_time = p->cpu_time;
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		/* tags: absent is "offers none", a constraint; ANY lifts it.
+		** The others: absent, [] and ANY are no constraint. */
+		out->has[f] = f == TQ_P_TAG ? !p->any[f]
+					    : !p->any[f] && p->want[f].n > 0;
+		out->want[f] = idset_of(x, &p->want[f], &room);
+		out->banned[f] = idset_of(x, &p->banned[f], &room);
+	}
+	out->required = idset_of(x, &p->required, &room);
+	out->groups = idset_of(x, &p->groups, &room);
+	out->owners = idset_of(x, &p->owners, &room);
+	/* js_groups: the caller's job_sharing flags, per p->groups value */
+	uint32_t *js = room;
+	size_t njs = 0;
+	size_t ng = p->groups.n < TQ_MAX_PILOT_VALUES ? p->groups.n
+						      : TQ_MAX_PILOT_VALUES;
+	for (size_t i = 0; i < ng; i++)
+		if (job_sharing != NULL && job_sharing[i])
+			js[njs++] = tqi_lookup(x, p->groups.v[i]);
+	qsort(js, njs, sizeof(*js), cmp_u32);
+	size_t m = 0;
+	for (size_t i = 0; i < njs; i++)
+		if (m == 0 || js[m - 1] != js[i])
+			js[m++] = js[i];
+	out->js_groups = (struct tq_idset){js, m};
+}
+
+/* The pass bitmap of indexed filter f for `r` into pass[0..nw); 0 when
+** the pilot does not constrain it (nothing to cut). */
+static int pass_of(const struct tqi_index *x, const struct tq_resource *r,
+		   int f, uint64_t *pass, size_t nw)
+{
+	static const enum tq_pfield pf_of[TQ_FL_NINDEXED] = {
+		[TQ_FL_PILOT_TYPE] = TQ_P_PILOT_TYPE,
+		[TQ_FL_SITE] = TQ_P_SITE,
+		[TQ_FL_GRID_CE] = TQ_P_GRID_CE,
+		[TQ_FL_PLATFORM] = TQ_P_PLATFORM,
+		[TQ_FL_JOB_TYPE] = TQ_P_JOB_TYPE,
+		[TQ_FL_REQUIRED_TAG] = TQ_P_TAG,
+	};
+	int pf = pf_of[f];
+	if (f == TQ_FL_REQUIRED_TAG) {
+		if (r->required.n == 0)
+			return 0;
+		memcpy(pass, x->alive, nw * sizeof(*pass));
+		for (size_t i = 0; i < r->required.n; i++) {
+			uint32_t id = r->required.v[i];
+			const uint64_t *b = id < x->post_cap[pf]
+						    ? x->post[pf][id]
+						    : NULL;
+			for (size_t w = 0; w < nw; w++)
+				pass[w] &= b ? b[w] : 0;
+		}
+		return 1;
+	}
+	if (!r->has[pf])
+		return 0;
+	memcpy(pass, x->none[pf], nw * sizeof(*pass));
+	for (size_t i = 0; i < r->want[pf].n; i++) {
+		uint32_t id = r->want[pf].v[i];
+		const uint64_t *b = id < x->post_cap[pf] ? x->post[pf][id] : NULL;
+		if (b == NULL)
+			continue; /* no TQ lists it (or TQ_ID_UNKNOWN) */
+		for (size_t w = 0; w < nw; w++)
+			pass[w] |= b[w];
+	}
+	return 1;
+}
+
+int tqi_candidates(const struct tqi_index *x, const struct tq_resource *r,
+		   const size_t **cand, size_t *ncand,
+		   size_t cut[TQ_NFILTERS], uint8_t *verdict)
+{
+	if (x == NULL || r == NULL || cand == NULL || ncand == NULL ||
+	    cut == NULL)
+		return GB_EINVAL;
+	memset(cut, 0, TQ_NFILTERS * sizeof(*cut));
+	*cand = x->sc_cand;
+	*ncand = 0;
+	if (x->ntqs == 0)
+		return GB_OK;
+	size_t nw = TQI_WORDS(x->slot_cap);
+	uint64_t *acc = x->sc_bits, *pass = acc + nw, *bypos = pass + nw;
+	memcpy(acc, x->alive, nw * sizeof(*acc));
+	for (int f = 0; f < TQ_FL_NINDEXED; f++) {
+		if (!pass_of(x, r, f, pass, nw))
+			continue;
+		for (size_t w = 0; w < nw; w++) {
+			uint64_t out = acc[w] & ~pass[w];
+			if (out == 0)
+				continue;
+			cut[f] += (size_t)__builtin_popcountll(out);
+			acc[w] &= pass[w];
+			for (; verdict != NULL && out; out &= out - 1) {
+				size_t slot = w * 64 + (size_t)__builtin_ctzll(out);
+				verdict[x->slot_pos[slot]] = (uint8_t)f;
+			}
+		}
+	}
+	/* positions in ascending order: through a bitmap by position */
+	memset(bypos, 0, nw * sizeof(*bypos));
+	for (size_t w = 0; w < nw; w++)
+		for (uint64_t b = acc[w]; b; b &= b - 1) {
+			size_t slot = w * 64 + (size_t)__builtin_ctzll(b);
+			size_t p = x->slot_pos[slot];
+			bypos[p / 64] |= (uint64_t)1 << (p % 64);
+		}
+	size_t k = 0;
+	for (size_t w = 0; w < nw; w++)
+		for (uint64_t b = bypos[w]; b; b &= b - 1)
+			x->sc_cand[k++] = w * 64 + (size_t)__builtin_ctzll(b);
+	*ncand = k;
+	return GB_OK;
 }

@@ -115,13 +115,49 @@ const long long *tqi_level_ids(const struct tqi_index *x, size_t pos,
 */
 void tqi_stats(const struct tqi_index *x, struct pr_tq *out);
 
-/* Resolve a pilot's strings into a tq_resource (TQ_ID_UNKNOWN for values
-** no TQ uses); job_sharing is left for the caller. NULL strings = not
-** given; setup and site must not be NULL. */
-void tqi_resource(const struct tqi_index *x, const char *setup,
-		  long long cpu_time, const char *site, const char *grid_ce,
-		  const char *platform, const char *pilot_type,
-		  const char *owner_group, const char *owner,
+/*
+** A pilot's description as strings (pilot.match, a match scenario). Each
+** list is a tq_strset (any order; at most TQ_MAX_PILOT_VALUES values are
+** read). any[f]: the pilot gave ANY for field f (then want[f] is
+** ignored); for the other fields an empty want[f] is no constraint too,
+** for tags it means "offers none".
+*/
+struct tqi_pilot {
+	const char *setup;      /* required */
+	long long cpu_time;
+	struct tq_strset want[TQ_NPFIELDS];
+	int any[TQ_NPFIELDS];
+	struct tq_strset required;           /* requiredTags */
+	struct tq_strset banned[TQ_NPFIELDS]; /* bannedSite, ... */
+	struct tq_strset groups, owners;     /* ownerGroup, ownerDN */
+};
+
+/* Room for the id lists of one resolved pilot (they live as long as the
+** tq_resource that points into it). */
+struct tqi_resource_ids {
+	uint32_t v[(2 * TQ_NPFIELDS + 4) * TQ_MAX_PILOT_VALUES];
+};
+
+/*
+** Resolve pilot `p` into a tq_resource whose lists point into `ids`
+** (TQ_ID_UNKNOWN for values no TQ uses). job_sharing (may be NULL: none)
+** has one flag per p->groups value: that group has JOB_SHARING.
+*/
+void tqi_resource(const struct tqi_index *x, const struct tqi_pilot *p,
+		  const int *job_sharing, struct tqi_resource_ids *ids,
 		  struct tq_resource *out);
+
+/*
+** The index's cut for `r`: the positions (in tqi_views order, ascending)
+** of the views passing the first TQ_FL_NINDEXED filters, and cut[f] how
+** many of the others filter f counts (the first of those filters, in
+** table order, that the view fails); a field the pilot does not
+** constrain is skipped. `verdict` (may be NULL) gets f for each view cut.
+** *cand points into the index's scratch, valid until the next call on
+** the index: one match at a time. Returns 0 or GB_EINVAL.
+*/
+int tqi_candidates(const struct tqi_index *x, const struct tq_resource *r,
+		   const size_t **cand, size_t *ncand,
+		   size_t cut[TQ_NFILTERS], uint8_t *verdict);
 
 #endif

@@ -50,7 +50,9 @@
 #include "store/store_tq.h"
 
 #define WK_MATCH_ROUNDS 3     /* picks per pilot before "claim_conflict" */
-#define WK_REQ_BYTES 8192     /* batch arena per queued request */
+#define WK_REQ_BYTES (CDT_MAX_PILOT_BYTES + 1024) /* batch arena per queued
+						  request: the pilot and its
+						  AMQP ids */
 
 enum {
 	WK_MR_NEW = 0,     /* queued */
@@ -183,18 +185,10 @@ static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
 	r->msgid = keep(t, d->props.message_id);
 	r->reply_to = keep(t, d->props.reply_to);
 	r->corr_id = keep(t, d->props.correlation_id);
-	r->p.pilot_id = keep(t, p.pilot_id);
-	r->p.setup = keep(t, p.setup);
-	r->p.cpu_time = p.cpu_time;
-	r->p.site = keep(t, p.site);
-	r->p.grid_ce = keep(t, p.grid_ce);
-	r->p.platform = keep(t, p.platform);
-	r->p.pilot_type = keep(t, p.pilot_type);
-	r->p.owner_group = keep(t, p.owner_group);
-	r->p.owner = keep(t, p.owner);
+	int copied = cdt_pilot_copy(&p, &t->batch_arena, &r->p);
 	r->mp = scm_md_pilot(&r->p);
-	if (r->msgid == NULL || r->p.pilot_id == NULL || r->p.setup == NULL ||
-	    r->p.site == NULL || (d->props.reply_to && r->reply_to == NULL) ||
+	if (r->msgid == NULL || copied != GB_OK ||
+	    (d->props.reply_to && r->reply_to == NULL) ||
 	    (d->props.correlation_id && r->corr_id == NULL)) {
 		/* The batch arena is sized for cap requests of the largest
 		** valid size; running out means a bug, not bad input. */
@@ -427,7 +421,7 @@ static void pick_all(struct wk_worker *w, long long now)
 		int rc = md_match_pilot(t->idx, &t->pcfg, &r->mp, r->seed,
 					t->weights, NULL, &m);
 		r->res = m.result;
-		r->job_sharing = m.res.job_sharing;
+		r->job_sharing = m.job_sharing > 0;
 		r->reason = arena_strdup(&t->batch_arena, m.reason);
 		/* The index as this pick saw it, before the pick leaves it; a
 		** claim_conflict has none (another worker's claims decided). */

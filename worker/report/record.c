@@ -62,6 +62,47 @@ static int match_stages(const struct tq_result *m, json_t *st, json_t *by)
 	return bad;
 }
 
+/* A pilot's list as the record shows it: "ANY", one string, an array of
+** several, or null when the pilot gave nothing. */
+static json_t *list_json(const struct tq_strset *l, int any)
+{
+	if (any)
+		return json_string("ANY");
+	if (l->n == 0)
+		return json_null();
+	if (l->n == 1)
+		return ju_str(l->v[0]);
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < l->n; i++)
+		if (ju_push(a, ju_str(l->v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/* One key, left out when the list is absent and `skip` is set. */
+static int list_set(json_t *o, const char *k, const struct tq_strset *l,
+		    int any, int skip)
+{
+	if (skip && !any && l->n == 0)
+		return 0;
+	return ju_set(o, k, list_json(l, any));
+}
+
+int rec_pilot_lists(json_t *rs, const struct tqi_pilot *d, int skip)
+{
+	int bad = 0;
+	for (int f = 0; !bad && f < TQ_NPFIELDS; f++)
+		bad |= list_set(rs, tq_pfield_names[f], &d->want[f], d->any[f],
+				skip) ||
+		       list_set(rs, tq_pfield_ban_names[f], &d->banned[f], 0,
+				skip);
+	return bad || list_set(rs, "requiredTags", &d->required, 0, skip) ||
+	       list_set(rs, "ownerGroup", &d->groups, 0, skip) ||
+	       list_set(rs, "ownerDN", &d->owners, 0, skip);
+}
+
 static json_t *or_null_int(int have, long long v)
 {
 	return have ? json_integer(v) : json_null();
@@ -76,13 +117,9 @@ char *rec_match(const struct rec_pilot *p)
 	json_t *rs = json_object();
 	int bad = !o || !by || !st || !rs || match_stages(m, st, by);
 	int y = p->matched;
-	bad |= bad || ju_set(rs, "setup", ju_str(p->p.setup)) ||
-	       ju_set(rs, "cpuTime", json_integer(p->p.cpu_time)) ||
-	       ju_set(rs, "gridCE", ju_str(p->p.grid_ce)) ||
-	       ju_set(rs, "platform", ju_str(p->p.platform)) ||
-	       ju_set(rs, "pilotType", ju_str(p->p.pilot_type)) ||
-	       ju_set(rs, "ownerGroup", ju_str(p->p.owner_group)) ||
-	       ju_set(rs, "ownerDN", ju_str(p->p.owner)) ||
+	bad |= bad || ju_set(rs, "setup", ju_str(p->p.d.setup)) ||
+	       ju_set(rs, "cpuTime", json_integer(p->p.d.cpu_time)) ||
+	       rec_pilot_lists(rs, &p->p.d, 0) ||
 	       ju_set(rs, "jobSharing", json_boolean(p->job_sharing));
 	bad |= bad || ju_set(o, "decision", ju_str(y ? "matched" : "nomatch")) ||
 	       ju_set(o, "code", ju_str(p->code)) ||

@@ -13,6 +13,8 @@
 #ifndef GB_RECORD_H
 #define GB_RECORD_H
 
+#include <jansson.h>
+
 #include "codec/codec_panda.h"
 #include "model/decide.h"
 
@@ -32,7 +34,7 @@ char *rec_analysis(const struct md_analysis *d);
 struct rec_pilot {
 	const char *pilot_id;
 	struct md_pilot p;           /* what it offers */
-	int job_sharing;             /* its group's JOB_SHARING */
+	int job_sharing;             /* one of its groups has JOB_SHARING */
 	const struct tq_result *res; /* the (last) pick's counts */
 	int matched;                 /* a job was given (claimed) */
 	const char *code, *reason;   /* TQ-10: "matched" or why not */
@@ -47,8 +49,11 @@ struct rec_pilot {
 /*
 ** The record of a pilot.match decision:
 **   {"decision": "matched" | "nomatch", "code", "reason", "pilot" (id),
-**    "site", "resource": {"setup", "cpuTime", "gridCE", "platform",
-**    "pilotType", "ownerGroup", "ownerDN", "jobSharing"}, "tq", "job",
+**    "site", "resource": {"setup", "cpuTime", then each of "site",
+**    "gridCE", "platform", "pilotType", "jobType", "tags", "bannedSite",
+**    "bannedGridCE", "bannedPlatform", "bannedPilotType", "bannedJobType",
+**    "bannedTag", "requiredTags", "ownerGroup", "ownerDN" as "ANY", a
+**    string, an array of several or null, and "jobSharing"}, "tq", "job",
 **    "userPriority", "tqOwnerDN", "tqOwnerGroup", "tqCpuTime" (null when
 **    nothing matched), "considered", "matched", "empty", "entrants",
 **    "topCpuTime", "lotteryTotal", "rejectedBy": {filter: count},
@@ -56,6 +61,12 @@ struct rec_pilot {
 **    cut, in table order), and after the digest "lostClaims"}.
 */
 char *rec_match(const struct rec_pilot *p);
+
+/* Set a pilot's lists on `o` as the match record's "resource" shows them
+** (each key of pilot.match: "ANY", a string, an array of several, or
+** null; with `skip` the absent ones are left out, as a scenario file
+** writes them). Returns 0 or non-zero when out of memory. */
+int rec_pilot_lists(json_t *o, const struct tqi_pilot *d, int skip);
 
 /*
 ** The record of a timeout or fast-rebrokerage decision about the job

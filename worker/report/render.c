@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "decision.h"
+#include "taskqueue.h"
 #include "gb_error.h"
 #include "base/jsonutil.h"
 #include "base/timefmt.h"
@@ -55,6 +56,29 @@ static const char *sor(const json_t *o, const char *k, const char *none)
 {
 	const char *s = json_string_value(json_object_get(o, k));
 	return s ? s : none;
+}
+
+/* A pilot list of a match record (a string, an array or null) as text:
+** "a, b, c", or `none`. */
+static const char *lor(const json_t *o, const char *k, const char *none,
+		       char *buf, size_t len)
+{
+	const json_t *v = json_object_get(o, k);
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (!json_is_array(v) || json_array_size(v) == 0 || len == 0)
+		return none;
+	size_t pos = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		const char *e = json_string_value(json_array_get(v, i));
+		int k2 = snprintf(buf + pos, len - pos, "%s%s", i ? ", " : "",
+				  e ? e : "?");
+		if (k2 < 0 || (size_t)k2 >= len - pos)
+			break;
+		pos += (size_t)k2;
+	}
+	return buf;
 }
 
 static const char *sget(const json_t *o, const char *k)
@@ -242,22 +266,50 @@ static void head(FILE *f, const struct rn_head *h, const json_t *d)
 static void pilot_subject(const struct rn *r)
 {
 	const json_t *d = r->d, *rs = get(d, "resource");
-	const char *dn = json_string_value(get(rs, "ownerDN"));
+	char b1[256], b2[256], b3[256], b4[256];
 	if (!json_is_object(rs))
 		return;
 	fprintf(r->f, "pilot match: pilot %s at %s, setup %s, cpuTime %lld s",
 		sor(d, "pilot", "none"), sor(d, "site", "?"),
 		sor(rs, "setup", "?"), iget(rs, "cpuTime"));
-	if (json_is_string(get(rs, "ownerGroup")))
-		fprintf(r->f, ", private to %s%s%s%s", sget(rs, "ownerGroup"),
+	const json_t *g = get(rs, "ownerGroup"), *dn = get(rs, "ownerDN");
+	if (json_is_string(g) || json_is_array(g)) {
+		fprintf(r->f, ", private to %s%s",
+			lor(rs, "ownerGroup", "?", b1, sizeof(b1)),
 			json_is_true(get(rs, "jobSharing")) ? " (JOB_SHARING)"
-							   : "",
-			dn ? " / " : "", dn ? rn_short_dn(dn) : "");
+							   : "");
+		if (json_is_string(dn))
+			fprintf(r->f, " / %s", rn_short_dn(json_string_value(dn)));
+		else if (json_is_array(dn))
+			fprintf(r->f, " / %zu DNs", json_array_size(dn));
+	}
 	long long n = iget(d, "considered");
 	fprintf(r->f, ", %lld task %s\n", n, plural(n, "queue", "queues"));
-	fprintf(r->f, "  grid CE %s, platform %s, pilot type %s\n",
-		sor(rs, "gridCE", "none"), sor(rs, "platform", "none"),
-		sor(rs, "pilotType", "none"));
+	fprintf(r->f, "  grid CE %s, platform %s, pilot type %s, job type %s\n",
+		lor(rs, "gridCE", "any", b1, sizeof(b1)),
+		lor(rs, "platform", "any", b2, sizeof(b2)),
+		lor(rs, "pilotType", "any", b3, sizeof(b3)),
+		lor(rs, "jobType", "any", b4, sizeof(b4)));
+	const json_t *site = get(rs, "site");
+	if (json_is_array(site))
+		fprintf(r->f, "  sites %s\n", lor(rs, "site", "", b1, sizeof(b1)));
+	const json_t *tg = json_object_get(rs, "tags");
+	if (tg != NULL && !json_is_null(tg))
+		fprintf(r->f, "  tags %s%s%s\n", lor(rs, "tags", "", b1, sizeof(b1)),
+			json_is_null(get(rs, "requiredTags")) ? "" : ", required ",
+			lor(rs, "requiredTags", "", b2, sizeof(b2)));
+	else if (tg != NULL)
+		fprintf(r->f, "  tags none offered\n");
+	int nb = 0;
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		const char *k = tq_pfield_ban_names[f];
+		if (json_is_null(get(rs, k)) || get(rs, k) == NULL)
+			continue;
+		fprintf(r->f, "%s%s %s", nb++ ? "; " : "  bans: ", k,
+			lor(rs, k, "", b1, sizeof(b1)));
+	}
+	if (nb)
+		fputc('\n', r->f);
 }
 
 /* What the decision was about: the request, the pilot or the job. */

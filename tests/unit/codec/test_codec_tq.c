@@ -270,6 +270,9 @@ static void test_submit_normalise(void **state)
 
 #define TS(got) "expected string, got " got
 #define TI(got) "expected integer, got " got
+#define LIST64 "[\"s0\",\"s1\",\"s2\",\"s3\",\"s4\",\"s5\",\"s6\",\"s7\",\"s8\",\"s9\",\"s10\",\"s11\",\"s12\",\"s13\",\"s14\",\"s15\",\"s16\",\"s17\",\"s18\",\"s19\",\"s20\",\"s21\",\"s22\",\"s23\",\"s24\",\"s25\",\"s26\",\"s27\",\"s28\",\"s29\",\"s30\",\"s31\",\"s32\",\"s33\",\"s34\",\"s35\",\"s36\",\"s37\",\"s38\",\"s39\",\"s40\",\"s41\",\"s42\",\"s43\",\"s44\",\"s45\",\"s46\",\"s47\",\"s48\",\"s49\",\"s50\",\"s51\",\"s52\",\"s53\",\"s54\",\"s55\",\"s56\",\"s57\",\"s58\",\"s59\",\"s60\",\"s61\",\"s62\",\"s63\"]"
+#define LIST65 "[\"s0\",\"s1\",\"s2\",\"s3\",\"s4\",\"s5\",\"s6\",\"s7\",\"s8\",\"s9\",\"s10\",\"s11\",\"s12\",\"s13\",\"s14\",\"s15\",\"s16\",\"s17\",\"s18\",\"s19\",\"s20\",\"s21\",\"s22\",\"s23\",\"s24\",\"s25\",\"s26\",\"s27\",\"s28\",\"s29\",\"s30\",\"s31\",\"s32\",\"s33\",\"s34\",\"s35\",\"s36\",\"s37\",\"s38\",\"s39\",\"s40\",\"s41\",\"s42\",\"s43\",\"s44\",\"s45\",\"s46\",\"s47\",\"s48\",\"s49\",\"s50\",\"s51\",\"s52\",\"s53\",\"s54\",\"s55\",\"s56\",\"s57\",\"s58\",\"s59\",\"s60\",\"s61\",\"s62\",\"s63\",\"s64\"]"
+#define TSA(got) "expected string or array, got " got
 #define R_NE "expected a non-empty string"
 #define R_UTF "string is not valid UTF-8"
 #define R_LONG "string of 300 bytes exceeds the limit of 255"
@@ -374,7 +377,17 @@ static void test_decode_cases(void **state)
 		E(P, "pilotID", NULL, GB_EMISSING, "missing"),
 		E(P, "setup", NULL, GB_EMISSING, "missing"),
 		E(P, "cpuTime", NULL, GB_EMISSING, "missing"),
-		E(P, "site", NULL, GB_EMISSING, "missing"),
+		OK(P, "site", NULL),     /* no site: any */
+		OK(P, "site", "\"aNy\""),
+		OK(P, "site", "[\"LCG.CERN.cern\", \"ANY\"]"),
+		OK(P, "platform", "[]"),
+		OK(P, "jobType", "[\"User\", \"MCSimulation\"]"),
+		OK(P, "bannedSite", "\"LCG.RAL.uk\""),
+		OK(P, "bannedTag", "[\"GPU\"]"),
+		OK(P, "ownerGroup", "[\"lhcb_user\", \"lhcb_mc\"]"),
+		/* DIRAC's "Wrong conditions": required tags among the tags */
+		F(P, "requiredTags", "\"8Processors\"", GB_ERANGE,
+		  "requiredTags[0]", "\"8Processors\" is not among tags"),
 		/* TQ-04: a DN only within a group */
 		F(P, "ownerGroup", NULL, GB_EMISSING, "ownerGroup",
 		  "required when ownerDN is given"),
@@ -383,9 +396,16 @@ static void test_decode_cases(void **state)
 		E(P, "pilotID", "8812", GB_ETYPE, TS("integer")),
 		E(P, "cpuTime", "172800.5", GB_ETYPE, TI("float")),
 		E(P, "cpuTime", "null", GB_ETYPE, TI("null")),
-		E(P, "site", "[\"LCG.CERN.cern\"]", GB_ETYPE, TS("array")),
-		E(P, "platform", "true", GB_ETYPE, TS("boolean")),
-		E(P, "ownerGroup", "5", GB_ETYPE, TS("integer")),
+		OK(P, "site", "[\"LCG.CERN.cern\"]"),
+		E(P, "platform", "true", GB_ETYPE, TSA("boolean")),
+		E(P, "ownerGroup", "5", GB_ETYPE, TSA("integer")),
+		E(P, "tags", "{}", GB_ETYPE, TSA("map")),
+		F(P, "site", "[\"A\", 7]", GB_ETYPE, "site[1]", TS("integer")),
+		F(P, "platform", "[\"\"]", GB_ERANGE, "platform[0]", R_NE),
+		/* at most 64 values per list (TQ_MAX_PILOT_VALUES) */
+		E(P, "bannedSite", LIST65, GB_ETOOBIG,
+		  "array of 65 exceeds the limit of 64"),
+		OK(P, "bannedSite", LIST64),
 		E(P, "cpuTime", "-172800", GB_ERANGE, R_CPU "-172800"),
 		E(P, "cpuTime", "0", GB_ERANGE, R_CPU "0"),
 		E(P, "pilotID", "\"\"", GB_ERANGE, R_NE),
@@ -734,19 +754,30 @@ static void test_round_trips(void **state)
 		check_job(&out.jobs[j], &want_base[j]);
 	msgpack_sbuffer_destroy(&sb);
 
-	/* pilot: every field, then the required ones only */
+	/* pilot: every field (lists, one value, ANY), then the required
+	** ones only */
+	static const char *two_sites[] = {"LCG.CERN.cern", "LCG.CNAF.it"};
+	static const char *one_ce[] = {"ce503.cern.ch"};
+	static const char *tags[] = {"MultiProcessor", "8Processors"};
+	static const char *req[] = {"8Processors"};
+	static const char *ban[] = {"LCG.RAL.uk"};
+	static const char *grp[] = {"lhcb_user", "lhcb_mc"};
+	static const char *dn[] = {"/DC=ch/DC=cern/OU=Users/CN=alice"};
 	for (int full = 1; full >= 0; full--) {
-		struct cdt_pilot pin = {
-			.pilot_id = "https://lbvobox.cern.ch:9000/pilots/8812",
-			.setup = "LHCb-Production", .cpu_time = 172800,
-			.site = "LCG.CERN.cern",
-		};
+		struct cdt_pilot pin;
+		memset(&pin, 0, sizeof(pin));
+		pin.pilot_id = "https://lbvobox.cern.ch:9000/pilots/8812";
+		pin.d.setup = "LHCb-Production";
+		pin.d.cpu_time = 172800;
 		if (full) {
-			pin.grid_ce = "ce503.cern.ch";
-			pin.platform = "x86_64-el9";
-			pin.pilot_type = "private";
-			pin.owner_group = "lhcb_user";
-			pin.owner = "/DC=ch/DC=cern/OU=Users/CN=alice";
+			pin.d.want[TQ_P_SITE] = (struct tq_strset){two_sites, 2};
+			pin.d.want[TQ_P_GRID_CE] = (struct tq_strset){one_ce, 1};
+			pin.d.any[TQ_P_PLATFORM] = 1;
+			pin.d.want[TQ_P_TAG] = (struct tq_strset){tags, 2};
+			pin.d.required = (struct tq_strset){req, 1};
+			pin.d.banned[TQ_P_SITE] = (struct tq_strset){ban, 1};
+			pin.d.groups = (struct tq_strset){grp, 2};
+			pin.d.owners = (struct tq_strset){dn, 1};
 		}
 		msgpack_sbuffer_init(&sb);
 		assert_int_equal(cdt_encode_pilot(&pin, &sb), GB_OK);
@@ -755,21 +786,23 @@ static void test_round_trips(void **state)
 			cdt_decode_pilot(sb.data, sb.size, &a, &pout, &err),
 			GB_OK);
 		assert_string_equal(pout.pilot_id, pin.pilot_id);
-		assert_string_equal(pout.setup, pin.setup);
-		assert_int_equal(pout.cpu_time, pin.cpu_time);
-		assert_string_equal(pout.site, pin.site);
-		const char *const got[] = {pout.grid_ce, pout.platform,
-					   pout.pilot_type, pout.owner_group,
-					   pout.owner};
-		const char *const want[] = {pin.grid_ce, pin.platform,
-					    pin.pilot_type, pin.owner_group,
-					    pin.owner};
-		for (size_t i = 0; i < NELEM(got); i++) {
-			if (want[i])
-				assert_string_equal(got[i], want[i]);
-			else
-				assert_null(got[i]);
+		assert_string_equal(pout.d.setup, pin.d.setup);
+		assert_int_equal(pout.d.cpu_time, pin.d.cpu_time);
+		/* the record's site: the first given, or ANY */
+		assert_string_equal(pout.site, full ? "LCG.CERN.cern" : "ANY");
+		for (int f = 0; f < TQ_NPFIELDS; f++) {
+			assert_int_equal(pout.d.any[f], pin.d.any[f]);
+			check_set(&pout.d.want[f], pin.d.want[f].v,
+				  pin.d.want[f].n, tq_pfield_names[f]);
+			check_set(&pout.d.banned[f], pin.d.banned[f].v,
+				  pin.d.banned[f].n, tq_pfield_ban_names[f]);
 		}
+		check_set(&pout.d.required, pin.d.required.v, pin.d.required.n,
+			  "requiredTags");
+		check_set(&pout.d.groups, pin.d.groups.v, pin.d.groups.n,
+			  "ownerGroup");
+		check_set(&pout.d.owners, pin.d.owners.v, pin.d.owners.n,
+			  "ownerDN");
 		msgpack_sbuffer_destroy(&sb);
 	}
 
@@ -820,24 +853,34 @@ static void test_encode_refusals(void **state)
 		assert_int_equal(sb.size, 0);
 		msgpack_sbuffer_destroy(&sb);
 	}
-	for (int c = 0; c < 12; c++) {
-		struct cdt_pilot p = {
-			.pilot_id = "p1", .setup = "S", .cpu_time = 100,
-			.site = "A", .owner_group = "g", .owner = "dn",
-		};
+	static const char *gA[] = {"A"}, *gg[] = {"g"}, *gdn[] = {"dn"},
+			  *gempty[] = {""}, *gany[] = {"ANY"},
+			  *gbad[] = {"\xed\xa0\x80"}, *gtag[] = {"MP"};
+	const char *glong[] = {long_str};
+	for (int c = 0; c < 14; c++) {
+		struct cdt_pilot p;
+		memset(&p, 0, sizeof(p));
+		p.pilot_id = "p1";
+		p.d.setup = "S";
+		p.d.cpu_time = 100;
+		p.d.want[TQ_P_SITE] = (struct tq_strset){gA, 1};
+		p.d.groups = (struct tq_strset){gg, 1};
+		p.d.owners = (struct tq_strset){gdn, 1};
 		switch (c) {
 		case 0: p.pilot_id = NULL; break;
-		case 1: p.setup = ""; break;
-		case 2: p.cpu_time = 0; break;
-		case 3: p.cpu_time = CDT_MAX_CPU + 1; break;
-		case 4: p.site = NULL; break;
-		case 5: p.grid_ce = ""; break;
-		case 6: p.platform = long_str; break;
-		case 7: p.pilot_type = ""; break;
-		case 8: p.owner_group = NULL; break; /* DN without group */
-		case 9: p.owner = ""; break;
-		case 10: p.site = "\xed\xa0\x80"; break;
-		default: p.cpu_time = -1; break;
+		case 1: p.d.setup = ""; break;
+		case 2: p.d.cpu_time = 0; break;
+		case 3: p.d.cpu_time = CDT_MAX_CPU + 1; break;
+		case 4: p.d.want[TQ_P_SITE] = (struct tq_strset){NULL, 1}; break;
+		case 5: p.d.want[TQ_P_GRID_CE] = (struct tq_strset){gempty, 1}; break;
+		case 6: p.d.want[TQ_P_PLATFORM] = (struct tq_strset){glong, 1}; break;
+		case 7: p.d.banned[TQ_P_PILOT_TYPE] = (struct tq_strset){gempty, 1}; break;
+		case 8: p.d.groups = (struct tq_strset){NULL, 0}; break; /* DN without group */
+		case 9: p.d.owners = (struct tq_strset){gempty, 1}; break;
+		case 10: p.d.want[TQ_P_SITE] = (struct tq_strset){gbad, 1}; break;
+		case 11: p.d.want[TQ_P_SITE] = (struct tq_strset){gany, 1}; break; /* use any[] */
+		case 12: p.d.required = (struct tq_strset){gtag, 1}; break; /* not among tags */
+		default: p.d.cpu_time = -1; break;
 		}
 		msgpack_sbuffer sb;
 		msgpack_sbuffer_init(&sb);

@@ -38,6 +38,11 @@ enum {
 	PT_GENERIC,
 	POOL_X = 70,
 	MW_X = 80,
+	JT_USER = 90,
+	JT_TEST,
+	TAG_GPU = 100, /* ascending: GPU < MP < WHOLE */
+	TAG_MP,
+	TAG_WHOLE,
 };
 
 /* Chi-square critical values at 99.9% (P(chi2 > c) = 0.001), by degrees
@@ -125,9 +130,33 @@ static void test_tq03_field_names(void **state)
 	(void)state;
 	static const char *const want[TQ_NFIELDS] = {
 		"sites",      "bannedSites", "gridCEs",	       "platforms",
-		"pilotTypes", "submitPools", "gridMiddlewares"};
+		"pilotTypes", "submitPools", "gridMiddlewares", "jobTypes",
+		"tags"};
 	for (int f = 0; f < TQ_NFIELDS; f++)
 		assert_string_equal(tq_field_names[f], want[f]);
+	/* the pilot's fields and the sets they are matched against */
+	static const char *const pnames[TQ_NPFIELDS] = {
+		"site", "gridCE", "platform", "pilotType", "jobType", "tags"};
+	static const enum tq_field psets[TQ_NPFIELDS] = {
+		TQ_F_SITES, TQ_F_GRID_CES, TQ_F_PLATFORMS, TQ_F_PILOT_TYPES,
+		TQ_F_JOB_TYPES, TQ_F_TAGS};
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		assert_string_equal(tq_pfield_names[f], pnames[f]);
+		assert_int_equal(tq_pfield_set[f], psets[f]);
+	}
+}
+
+/* DIRAC's "ANY" in any case, nothing else. */
+static void test_tq06_any_word(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		int any;
+	} rows[] = {{"ANY", 1}, {"any", 1}, {"aNy", 1}, {"AN", 0},
+		    {"ANYX", 0}, {"", 0},   {" ANY", 0}, {NULL, 0}};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		assert_int_equal(tq_is_any(rows[i].s), rows[i].any);
 }
 
 /* TQ-03: a set is sorted by strcmp with repeats dropped. */
@@ -323,14 +352,19 @@ static struct tq_level level(int up, size_t njobs, const long long *ids)
 }
 
 /* One view that passes everything for the base resource: owner A of the
-** user group, setup prod, CPU 5000, sites {CERN, RAL}, three jobs. */
+** user group, setup prod, CPU 5000, sites {CERN, RAL}, three jobs. The
+** base pilot: setup prod, 86400 s, site CERN, no tags offered (tags
+** absent), nothing else. */
 struct fx {
 	struct tq_view v;
 	struct tq_resource r;
 	struct tq_level lv;
 	long long ids[3];
-	uint32_t sites[2], banned[1], ces[2], plats[1], ptypes[1], pools[1],
-		mw[1];
+	uint32_t sites[2], banned[2], ces[2], plats[2], ptypes[2], pools[1],
+		mw[1], jtypes[2], tags[2];
+	/* the pilot's lists */
+	uint32_t want[TQ_NPFIELDS][2], ban[TQ_NPFIELDS][2], req[2], groups[2],
+		js[2], owners[2];
 };
 
 static void fx_init(struct fx *f)
@@ -351,28 +385,53 @@ static void fx_init(struct fx *f)
 				.nlevels = 1,
 				.njobs = 3};
 	f->v.set[TQ_F_SITES] = (struct tq_idset){f->sites, 2};
-	f->r = (struct tq_resource){
-		.setup = SETUP_PROD, .cpu_time = 86400, .site = SITE_CERN};
+	f->r = (struct tq_resource){.setup = SETUP_PROD, .cpu_time = 86400};
+	f->want[TQ_P_SITE][0] = SITE_CERN;
+	f->r.has[TQ_P_SITE] = 1;
+	f->r.want[TQ_P_SITE] = (struct tq_idset){f->want[TQ_P_SITE], 1};
+	f->r.has[TQ_P_TAG] = 1; /* tags absent: none offered */
+}
+
+/* A sorted list of one or two ids (b 0: one) in arr. */
+static struct tq_idset ids2(uint32_t *arr, uint32_t a, uint32_t b)
+{
+	arr[0] = a;
+	size_t n = 1;
+	if (b != 0) {
+		arr[0] = a < b ? a : b;
+		arr[n++] = a < b ? b : a;
+	}
+	return (struct tq_idset){arr, n};
 }
 
 static void set_of(struct tq_view *v, enum tq_field fld, uint32_t *arr,
 		   uint32_t a, uint32_t b)
 {
-	arr[0] = a;
-	size_t n = 1;
-	if (b != 0)
-		arr[n++] = b;
-	v->set[fld] = (struct tq_idset){arr, n};
+	v->set[fld] = ids2(arr, a, b);
 }
 
-static void private_pilot(struct fx *f, uint32_t group, int sharing,
-			  int has_owner, uint32_t owner)
+/* The pilot names values a[, b] for field pf (a 0: no constraint). */
+static void want(struct fx *f, enum tq_pfield pf, uint32_t a, uint32_t b)
 {
-	f->r.has_owner_group = 1;
-	f->r.owner_group = group;
-	f->r.job_sharing = sharing;
-	f->r.has_owner = has_owner;
-	f->r.owner = owner;
+	f->r.has[pf] = a != 0;
+	f->r.want[pf] = a ? ids2(f->want[pf], a, b) : (struct tq_idset){0};
+}
+
+static void ban(struct fx *f, enum tq_pfield pf, uint32_t a, uint32_t b)
+{
+	f->r.banned[pf] = ids2(f->ban[pf], a, b);
+}
+
+/* A private pilot of group g (JOB_SHARING when sharing) and, when dn is
+** not 0, owner dn. */
+static void private_pilot(struct fx *f, uint32_t g, int sharing,
+			  uint32_t dn)
+{
+	f->r.groups = ids2(f->groups, g, 0);
+	f->r.js_groups = (struct tq_idset){0};
+	if (sharing)
+		f->r.js_groups = ids2(f->js, g, 0);
+	f->r.owners = dn ? ids2(f->owners, dn, 0) : (struct tq_idset){0};
 }
 
 /* One mutation per row: the attribute a rule reads, on one side of it. */
@@ -383,49 +442,100 @@ static void private_pilot(struct fx *f, uint32_t group, int sharing,
 	}
 
 /* TQ-04: a DN without a group is not a private pilot. */
-MUT(m_public_dn, f->r.has_owner = 1; f->r.owner = OWNER_B)
-MUT(m_private_same, private_pilot(f, GROUP_USER, 0, 1, OWNER_A))
-MUT(m_private_group, private_pilot(f, GROUP_PROD, 0, 1, OWNER_A))
-MUT(m_private_dn, private_pilot(f, GROUP_USER, 0, 1, OWNER_B))
-MUT(m_private_no_dn, private_pilot(f, GROUP_USER, 0, 0, 0))
-MUT(m_sharing_dn, private_pilot(f, GROUP_USER, 1, 1, OWNER_B))
-MUT(m_sharing_no_dn, private_pilot(f, GROUP_USER, 1, 0, 0))
-MUT(m_sharing_group, private_pilot(f, GROUP_PROD, 1, 0, 0))
+MUT(m_public_dn, f->r.owners = ids2(f->owners, OWNER_B, 0))
+MUT(m_private_same, private_pilot(f, GROUP_USER, 0, OWNER_A))
+MUT(m_private_group, private_pilot(f, GROUP_PROD, 0, OWNER_A))
+MUT(m_private_dn, private_pilot(f, GROUP_USER, 0, OWNER_B))
+/* groups and no DN: the groups' TQs whatever the owner */
+MUT(m_private_no_dn, private_pilot(f, GROUP_USER, 0, 0))
+MUT(m_sharing_dn, private_pilot(f, GROUP_USER, 1, OWNER_B))
+MUT(m_sharing_no_dn, private_pilot(f, GROUP_USER, 1, 0))
+MUT(m_sharing_group, private_pilot(f, GROUP_PROD, 1, 0))
+MUT(m_groups_list, private_pilot(f, GROUP_PROD, 0, OWNER_A);
+    f->r.groups = ids2(f->groups, GROUP_PROD, GROUP_USER))
+MUT(m_groups_dns_out, m_groups_list(f);
+    f->r.owners = ids2(f->owners, OWNER_B, 0))
+MUT(m_groups_dns_in, m_groups_list(f);
+    f->r.owners = ids2(f->owners, OWNER_A, OWNER_B))
+/* JOB_SHARING on the other group of the pilot does not lift the owner
+** check of this TQ's group; on this one it does */
+MUT(m_groups_js_other, m_groups_dns_out(f);
+    f->r.js_groups = ids2(f->js, GROUP_PROD, 0))
+MUT(m_groups_js_this, m_groups_dns_out(f);
+    f->r.js_groups = ids2(f->js, GROUP_USER, 0))
 MUT(m_setup_other, f->r.setup = SETUP_DEV)
 MUT(m_setup_unknown, f->r.setup = TQ_ID_UNKNOWN)
 MUT(m_cpu_equal, f->r.cpu_time = 5000)
 MUT(m_cpu_short, f->r.cpu_time = 4999)
-MUT(m_pt_any, f->r.has_pilot_type = 1; f->r.pilot_type = PT_GENERIC)
+MUT(m_pt_free, want(f, TQ_P_PILOT_TYPE, PT_GENERIC, 0))
 MUT(m_pt_in, set_of(&f->v, TQ_F_PILOT_TYPES, f->ptypes, PT_PRIVATE, 0);
-    f->r.has_pilot_type = 1; f->r.pilot_type = PT_PRIVATE)
-MUT(m_pt_out, m_pt_in(f); f->r.pilot_type = PT_GENERIC)
-MUT(m_pt_none, m_pt_in(f); f->r.has_pilot_type = 0)
-MUT(m_site_in, f->r.site = SITE_RAL)
-MUT(m_site_out, f->r.site = SITE_PIC)
-MUT(m_site_unknown, f->r.site = TQ_ID_UNKNOWN)
-MUT(m_site_any, f->v.set[TQ_F_SITES].n = 0; f->r.site = SITE_PIC)
+    want(f, TQ_P_PILOT_TYPE, PT_PRIVATE, 0))
+MUT(m_pt_out, m_pt_in(f); want(f, TQ_P_PILOT_TYPE, PT_GENERIC, 0))
+MUT(m_pt_none, m_pt_in(f); want(f, TQ_P_PILOT_TYPE, 0, 0))
+MUT(m_site_in, want(f, TQ_P_SITE, SITE_RAL, 0))
+MUT(m_site_out, want(f, TQ_P_SITE, SITE_PIC, 0))
+MUT(m_site_list, want(f, TQ_P_SITE, SITE_PIC, SITE_RAL))
+MUT(m_site_unknown, want(f, TQ_P_SITE, TQ_ID_UNKNOWN, 0))
+MUT(m_site_none, want(f, TQ_P_SITE, 0, 0))
+MUT(m_site_any, f->v.set[TQ_F_SITES].n = 0; want(f, TQ_P_SITE, SITE_PIC, 0))
 MUT(m_banned, set_of(&f->v, TQ_F_BANNED_SITES, f->banned, SITE_CERN, 0))
 MUT(m_banned_other,
     set_of(&f->v, TQ_F_BANNED_SITES, f->banned, SITE_RAL, 0))
 MUT(m_banned_any_site, m_banned(f); f->v.set[TQ_F_SITES].n = 0)
+MUT(m_banned_one_of_two, m_banned(f); want(f, TQ_P_SITE, SITE_CERN, SITE_RAL))
+MUT(m_banned_both, want(f, TQ_P_SITE, SITE_CERN, SITE_RAL);
+    set_of(&f->v, TQ_F_BANNED_SITES, f->banned, SITE_CERN, SITE_RAL))
+MUT(m_banned_no_site, m_banned(f); want(f, TQ_P_SITE, 0, 0))
 MUT(m_ce_in, set_of(&f->v, TQ_F_GRID_CES, f->ces, CE_1, CE_2);
-    f->r.has_grid_ce = 1; f->r.grid_ce = CE_2)
+    want(f, TQ_P_GRID_CE, CE_2, 0))
 MUT(m_ce_out, m_ce_in(f); f->v.set[TQ_F_GRID_CES].n = 1)
-MUT(m_ce_none, m_ce_out(f); f->r.has_grid_ce = 0)
-MUT(m_ce_free, f->r.has_grid_ce = 1; f->r.grid_ce = CE_2)
+MUT(m_ce_none, m_ce_out(f); want(f, TQ_P_GRID_CE, 0, 0))
+MUT(m_ce_free, want(f, TQ_P_GRID_CE, CE_2, 0))
 MUT(m_plat_in, set_of(&f->v, TQ_F_PLATFORMS, f->plats, PLAT_EL9, 0);
-    f->r.has_platform = 1; f->r.platform = PLAT_EL9)
-MUT(m_plat_out, m_plat_in(f); f->r.platform = PLAT_EL8)
-MUT(m_plat_none, m_plat_in(f); f->r.has_platform = 0)
-MUT(m_plat_free, f->r.has_platform = 1; f->r.platform = PLAT_EL8)
+    want(f, TQ_P_PLATFORM, PLAT_EL9, 0))
+MUT(m_plat_out, m_plat_in(f); want(f, TQ_P_PLATFORM, PLAT_EL8, 0))
+MUT(m_plat_none, m_plat_in(f); want(f, TQ_P_PLATFORM, 0, 0))
+MUT(m_plat_free, want(f, TQ_P_PLATFORM, PLAT_EL8, 0))
+MUT(m_jt_in, set_of(&f->v, TQ_F_JOB_TYPES, f->jtypes, JT_USER, 0);
+    want(f, TQ_P_JOB_TYPE, JT_USER, JT_TEST))
+MUT(m_jt_out, m_jt_in(f); want(f, TQ_P_JOB_TYPE, JT_TEST, 0))
+MUT(m_jt_none, m_jt_in(f); want(f, TQ_P_JOB_TYPE, 0, 0))
+MUT(m_jt_free, want(f, TQ_P_JOB_TYPE, JT_TEST, 0))
+MUT(m_tag_none_none, (void)f)
+MUT(m_tag_needed, set_of(&f->v, TQ_F_TAGS, f->tags, TAG_MP, 0))
+MUT(m_tag_offered, m_tag_needed(f); want(f, TQ_P_TAG, TAG_MP, TAG_GPU))
+MUT(m_tag_partly, set_of(&f->v, TQ_F_TAGS, f->tags, TAG_MP, TAG_WHOLE);
+    want(f, TQ_P_TAG, TAG_MP, 0))
+MUT(m_tag_any, m_tag_needed(f); f->r.has[TQ_P_TAG] = 0)
+MUT(m_req_lacking, m_tag_offered(f); f->r.required = ids2(f->req, TAG_GPU, 0))
+MUT(m_req_carried, m_req_lacking(f);
+    set_of(&f->v, TQ_F_TAGS, f->tags, TAG_MP, TAG_GPU))
+MUT(m_req_untagged, want(f, TQ_P_TAG, TAG_MP, TAG_GPU);
+    f->r.required = ids2(f->req, TAG_GPU, 0))
+MUT(m_req_unknown, m_tag_offered(f);
+    f->r.required = ids2(f->req, TQ_ID_UNKNOWN, 0))
+MUT(m_ban_site, ban(f, TQ_P_SITE, SITE_CERN, 0))
+MUT(m_ban_site_partly, ban(f, TQ_P_SITE, SITE_CERN, SITE_PIC))
+MUT(m_ban_site_all, ban(f, TQ_P_SITE, SITE_CERN, SITE_RAL))
+MUT(m_ban_site_unlisted, f->v.set[TQ_F_SITES].n = 0;
+    ban(f, TQ_P_SITE, SITE_CERN, 0))
+MUT(m_ban_unknown, ban(f, TQ_P_SITE, TQ_ID_UNKNOWN, 0))
+MUT(m_ban_ce, set_of(&f->v, TQ_F_GRID_CES, f->ces, CE_1, 0);
+    ban(f, TQ_P_GRID_CE, CE_1, 0))
+MUT(m_ban_plat, m_plat_in(f); ban(f, TQ_P_PLATFORM, PLAT_EL9, 0))
+MUT(m_ban_plat_other, m_plat_in(f); ban(f, TQ_P_PLATFORM, PLAT_EL8, 0))
+MUT(m_ban_pt, m_pt_in(f); ban(f, TQ_P_PILOT_TYPE, PT_PRIVATE, 0))
+MUT(m_ban_jt, m_jt_in(f); ban(f, TQ_P_JOB_TYPE, JT_USER, 0))
+MUT(m_ban_tag, m_tag_any(f); ban(f, TQ_P_TAG, TAG_MP, 0))
 /* TQ-06: submit pools and middlewares are for pilot submission only. */
 MUT(m_submission_only,
     set_of(&f->v, TQ_F_SUBMIT_POOLS, f->pools, POOL_X, 0);
     set_of(&f->v, TQ_F_GRID_MIDDLEWARES, f->mw, MW_X, 0))
-/* Several failures: the first row of the table is the one reported. */
+/* Several failures: the first row of the table is the one reported (the
+** index's fields come first). */
 MUT(m_several, m_setup_other(f); m_cpu_short(f); m_site_out(f))
 
-#define NONE (-1.0) /* the pilot gave no value */
+#define NONE (-1.0) /* no such value */
 
 static const struct filter_row {
 	const char *name;
@@ -437,21 +547,31 @@ static const struct filter_row {
 	{"TQ-04 DN without group: public", m_public_dn, -1, NULL, 0, 0},
 	{"TQ-04 private, same group and DN", m_private_same, -1, NULL, 0, 0},
 	{"TQ-04 private, other group", m_private_group, TQ_FL_OWNER_GROUP,
-	 "owner group differs from the private pilot's", GROUP_USER,
-	 GROUP_PROD},
+	 "owner group not among the private pilot's", GROUP_USER, 1},
 	{"TQ-04 private non-sharing, other DN", m_private_dn, TQ_FL_OWNER_DN,
-	 "owner DN differs from the private pilot's (group without "
+	 "owner DN not among the private pilot's (group without "
 	 "JOB_SHARING)",
-	 OWNER_A, OWNER_B},
-	{"TQ-04 private non-sharing, no DN", m_private_no_dn, TQ_FL_OWNER_DN,
-	 "owner DN required: private pilot of a group without JOB_SHARING "
-	 "gave none",
-	 OWNER_A, NONE},
+	 OWNER_A, 1},
+	{"TQ-04 private, no DN: any owner", m_private_no_dn, -1, NULL, 0, 0},
 	{"TQ-04 JOB_SHARING, other DN", m_sharing_dn, -1, NULL, 0, 0},
 	{"TQ-04 JOB_SHARING, no DN", m_sharing_no_dn, -1, NULL, 0, 0},
 	{"TQ-04 JOB_SHARING, other group", m_sharing_group, TQ_FL_OWNER_GROUP,
-	 "owner group differs from the private pilot's", GROUP_USER,
-	 GROUP_PROD},
+	 "owner group not among the private pilot's", GROUP_USER, 1},
+	{"TQ-04 list of groups holding the TQ's", m_groups_list, -1, NULL, 0,
+	 0},
+	{"TQ-04 groups, DN not the owner", m_groups_dns_out, TQ_FL_OWNER_DN,
+	 "owner DN not among the private pilot's (group without "
+	 "JOB_SHARING)",
+	 OWNER_A, 1},
+	{"TQ-04 groups, DNs holding the owner", m_groups_dns_in, -1, NULL, 0,
+	 0},
+	{"TQ-04 JOB_SHARING of another group", m_groups_js_other,
+	 TQ_FL_OWNER_DN,
+	 "owner DN not among the private pilot's (group without "
+	 "JOB_SHARING)",
+	 OWNER_A, 1},
+	{"TQ-04 JOB_SHARING of the TQ's group", m_groups_js_this, -1, NULL, 0,
+	 0},
 	{"TQ-05 other setup", m_setup_other, TQ_FL_SETUP,
 	 "setup differs from the pilot's", SETUP_PROD, SETUP_DEV},
 	{"TQ-05 unknown setup", m_setup_unknown, TQ_FL_SETUP,
@@ -459,39 +579,88 @@ static const struct filter_row {
 	{"TQ-05 cpu equal", m_cpu_equal, -1, NULL, 0, 0},
 	{"TQ-05 cpu one second short", m_cpu_short, TQ_FL_CPU_TIME,
 	 "CPU time 5000 s exceeds the pilot's 4999 s", 5000, 4999},
-	{"TQ-06 no pilot types: any", m_pt_any, -1, NULL, 0, 0},
+	{"TQ-06 no pilot types: any", m_pt_free, -1, NULL, 0, 0},
 	{"TQ-06 pilot type listed", m_pt_in, -1, NULL, 0, 0},
 	{"TQ-06 pilot type not listed", m_pt_out, TQ_FL_PILOT_TYPE,
-	 "pilot type not among the 1 accepted", 1, PT_GENERIC},
-	{"TQ-06 pilot types, pilot gave none", m_pt_none, TQ_FL_PILOT_TYPE,
-	 "accepts 1 pilot types, the pilot gave none", 1, NONE},
+	 "lists 1 value(s), none of the pilot's 1", 1, 1},
+	{"TQ-06 pilot types, pilot gave none", m_pt_none, -1, NULL, 0, 0},
 	{"TQ-06 site listed", m_site_in, -1, NULL, 0, 0},
 	{"TQ-06 site not listed", m_site_out, TQ_FL_SITE,
-	 "site not among the 2 accepted", 2, SITE_PIC},
+	 "lists 2 value(s), none of the pilot's 1", 2, 1},
+	{"TQ-06 site list sharing one", m_site_list, -1, NULL, 0, 0},
 	{"TQ-06 unknown site", m_site_unknown, TQ_FL_SITE,
-	 "site not among the 2 accepted", 2, TQ_ID_UNKNOWN},
+	 "lists 2 value(s), none of the pilot's 1", 2, 1},
+	{"TQ-06 no site (absent, [] or ANY)", m_site_none, -1, NULL, 0, 0},
 	{"TQ-06 no sites: any", m_site_any, -1, NULL, 0, 0},
 	{"TQ-06 site banned", m_banned, TQ_FL_BANNED_SITE,
-	 "site is among the 1 banned", 1, SITE_CERN},
+	 "bans 1 site(s), among them every one of the pilot's 1", 1, 1},
 	{"TQ-06 another site banned", m_banned_other, -1, NULL, 0, 0},
 	{"TQ-06 banned with no site list", m_banned_any_site,
-	 TQ_FL_BANNED_SITE, "site is among the 1 banned", 1, SITE_CERN},
+	 TQ_FL_BANNED_SITE,
+	 "bans 1 site(s), among them every one of the pilot's 1", 1, 1},
+	{"TQ-06 one of the pilot's two sites banned", m_banned_one_of_two, -1,
+	 NULL, 0, 0},
+	{"TQ-06 both of the pilot's sites banned", m_banned_both,
+	 TQ_FL_BANNED_SITE,
+	 "bans 2 site(s), among them every one of the pilot's 2", 2, 2},
+	{"TQ-06 banned, pilot gives no site", m_banned_no_site, -1, NULL, 0,
+	 0},
 	{"TQ-06 CE required and given", m_ce_in, -1, NULL, 0, 0},
 	{"TQ-06 CE required, other given", m_ce_out, TQ_FL_GRID_CE,
-	 "grid CE not among the 1 required", 1, CE_2},
-	{"TQ-06 CE required, none given", m_ce_none, TQ_FL_GRID_CE,
-	 "requires one of 1 grid CEs, the pilot gave none", 1, NONE},
+	 "lists 1 value(s), none of the pilot's 1", 1, 1},
+	{"TQ-06 CE required, none given", m_ce_none, -1, NULL, 0, 0},
 	{"TQ-06 no CE required", m_ce_free, -1, NULL, 0, 0},
 	{"TQ-06 platform required and given", m_plat_in, -1, NULL, 0, 0},
 	{"TQ-06 platform required, other given", m_plat_out, TQ_FL_PLATFORM,
-	 "platform not among the 1 required", 1, PLAT_EL8},
-	{"TQ-06 platform required, none given", m_plat_none, TQ_FL_PLATFORM,
-	 "requires one of 1 platforms, the pilot gave none", 1, NONE},
+	 "lists 1 value(s), none of the pilot's 1", 1, 1},
+	{"TQ-06 platform listed, pilot names none", m_plat_none, -1, NULL, 0,
+	 0},
 	{"TQ-06 no platform required", m_plat_free, -1, NULL, 0, 0},
+	{"TQ-06 job type among the pilot's two", m_jt_in, -1, NULL, 0, 0},
+	{"TQ-06 job type not the pilot's", m_jt_out, TQ_FL_JOB_TYPE,
+	 "lists 1 value(s), none of the pilot's 1", 1, 1},
+	{"TQ-06 job types, pilot names none", m_jt_none, -1, NULL, 0, 0},
+	{"TQ-06 no job type listed", m_jt_free, -1, NULL, 0, 0},
+	{"TQ-06 no tags, none offered", m_tag_none_none, -1, NULL, 0, 0},
+	{"TQ-06 tag needed, none offered", m_tag_needed, TQ_FL_TAG,
+	 "needs a tag the pilot does not offer (needs 1)", 1, TAG_MP},
+	{"TQ-06 tag needed and offered", m_tag_offered, -1, NULL, 0, 0},
+	{"TQ-06 one of two tags offered", m_tag_partly, TQ_FL_TAG,
+	 "needs a tag the pilot does not offer (needs 2)", 2, TAG_WHOLE},
+	{"TQ-06 tags ANY", m_tag_any, -1, NULL, 0, 0},
+	{"TQ-06 required tag lacking", m_req_lacking, TQ_FL_REQUIRED_TAG,
+	 "lacks a tag the pilot requires (has 1)", 1, TAG_GPU},
+	{"TQ-06 required tag carried", m_req_carried, -1, NULL, 0, 0},
+	{"TQ-06 required tag, TQ untagged", m_req_untagged,
+	 TQ_FL_REQUIRED_TAG, "lacks a tag the pilot requires (has 0)", 0,
+	 TAG_GPU},
+	{"TQ-06 unknown required tag", m_req_unknown, TQ_FL_REQUIRED_TAG,
+	 "lacks a tag the pilot requires (has 1)", 1, TQ_ID_UNKNOWN},
+	{"TQ-06 pilot bans the TQ's site", m_ban_site, TQ_FL_BAN_SITE,
+	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
+	{"TQ-06 pilot bans one listed, one not", m_ban_site_partly, -1, NULL,
+	 0, 0},
+	{"TQ-06 pilot bans both listed", m_ban_site_all, TQ_FL_BAN_SITE,
+	 "lists every one of the 2 value(s) the pilot bans", 2, NONE},
+	{"TQ-06 pilot ban, TQ lists no site", m_ban_site_unlisted, -1, NULL, 0,
+	 0},
+	{"TQ-06 pilot bans an unknown value", m_ban_unknown, -1, NULL, 0, 0},
+	{"TQ-06 pilot bans the CE", m_ban_ce, TQ_FL_BAN_GRID_CE,
+	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
+	{"TQ-06 pilot bans the platform", m_ban_plat, TQ_FL_BAN_PLATFORM,
+	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
+	{"TQ-06 pilot bans another platform", m_ban_plat_other, -1, NULL, 0,
+	 0},
+	{"TQ-06 pilot bans the pilot type", m_ban_pt, TQ_FL_BAN_PILOT_TYPE,
+	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
+	{"TQ-06 pilot bans the job type", m_ban_jt, TQ_FL_BAN_JOB_TYPE,
+	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
+	{"TQ-06 pilot bans the tag", m_ban_tag, TQ_FL_BAN_TAG,
+	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
 	{"TQ-06 submit pools, middlewares ignored", m_submission_only, -1,
 	 NULL, 0, 0},
-	{"TQ-05 first failing row reported", m_several, TQ_FL_SETUP,
-	 "setup differs from the pilot's", SETUP_PROD, SETUP_DEV},
+	{"TQ-06 first failing row reported (indexed first)", m_several,
+	 TQ_FL_SITE, "lists 2 value(s), none of the pilot's 1", 2, 1},
 };
 
 /* TQ-04, TQ-05, TQ-06: every row through tq_check, tq_reason (rule, code,
@@ -558,11 +727,15 @@ static void test_tq04_filter_table(void **state)
 {
 	(void)state;
 	static const char *const names[TQ_NFILTERS] = {
-		"owner_group", "owner_dn", "setup",   "cpu_time", "pilot_type",
-		"site",	       "banned_site", "grid_ce", "platform"};
+		"pilot_type",	  "site",	  "grid_ce",	  "platform",
+		"job_type",	  "required_tag", "owner_group",  "owner_dn",
+		"setup",	  "cpu_time",	  "banned_site",  "tag",
+		"ban_site",	  "ban_grid_ce",  "ban_platform", "ban_pilot_type",
+		"ban_job_type",	  "ban_tag"};
 	static const char *const rules[TQ_NFILTERS] = {
-		"TQ-04", "TQ-04", "TQ-05", "TQ-05", "TQ-06",
-		"TQ-06", "TQ-06", "TQ-06", "TQ-06"};
+		"TQ-06", "TQ-06", "TQ-06", "TQ-06", "TQ-06", "TQ-06",
+		"TQ-04", "TQ-04", "TQ-05", "TQ-05", "TQ-06", "TQ-06",
+		"TQ-06", "TQ-06", "TQ-06", "TQ-06", "TQ-06", "TQ-06"};
 	for (int f = 0; f < TQ_NFILTERS; f++) {
 		assert_string_equal(tq_filter((enum tq_filter_id)f)->name,
 				    names[f]);
@@ -581,7 +754,7 @@ struct pool {
 	struct tq_view v[POOL];
 	struct tq_level lv[POOL];
 	long long ids[POOL][TQ_PICK_FROM];
-	uint32_t site[1];
+	uint32_t site[1], other[1];
 	double w[POOL];
 	uint8_t verdict[POOL];
 	struct tq_resource r;
@@ -595,7 +768,8 @@ static struct pool *pool_new(void)
 	p->site[0] = SITE_CERN;
 	p->r.setup = SETUP_PROD;
 	p->r.cpu_time = 100000;
-	p->r.site = SITE_CERN;
+	p->r.has[TQ_P_SITE] = 1;
+	p->r.want[TQ_P_SITE] = (struct tq_idset){p->site, 1};
 	return p;
 }
 
@@ -914,7 +1088,8 @@ static void test_tq08_invalid_views(void **state)
 	assert_int_equal(tq_match(p->v, 1, &p->r, &rng, p->w, NULL, &res),
 			 GB_EINVAL);
 	/* Dropped by the site filter: its levels do not matter. */
-	p->r.site = SITE_PIC;
+	p->other[0] = SITE_PIC;
+	p->r.want[TQ_P_SITE] = (struct tq_idset){p->other, 1};
 	assert_int_equal(tq_match(p->v, 1, &p->r, &rng, p->w, NULL, &res),
 			 GB_OK);
 	assert_int_equal(res.rejected[TQ_FL_SITE], 1);
@@ -960,7 +1135,7 @@ static void test_tq10_no_match_text(void **state)
 	char buf[256];
 	int len = tq_result_format(&res, buf, sizeof(buf));
 	assert_string_equal(buf, "no task queue matched: 500 considered; "
-				 "cpu_time excluded 120, site excluded 377, "
+				 "site excluded 377, cpu_time excluded 120, "
 				 "banned_site excluded 3");
 	assert_int_equal(len, (int)strlen(buf));
 	assert_string_equal(tq_result_code(&res), "no_tq_matched");
@@ -1047,6 +1222,7 @@ int main(void)
 		cmocka_unit_test(test_tq02_cpu_segments),
 		cmocka_unit_test(test_tq02_segment_lists_valid),
 		cmocka_unit_test(test_tq03_field_names),
+		cmocka_unit_test(test_tq06_any_word),
 		cmocka_unit_test(test_tq03_strset_normalise),
 		cmocka_unit_test(test_tq01_canon_layout),
 		cmocka_unit_test(test_tq01_canon_permuted_sets_equal),

@@ -580,25 +580,49 @@ static void test_pilot(void **state)
 	if (dj_parse_pilot(root, "pilot", &a, &p, err, sizeof(err)) != GB_OK)
 		fail_msg("%s", err);
 	assert_string_equal(p.pilot_id, "p1");
-	assert_string_equal(p.setup, "LHCb-Production");
-	assert_int_equal(p.cpu_time, 86400);
+	assert_string_equal(p.d.setup, "LHCb-Production");
+	assert_int_equal(p.d.cpu_time, 86400);
 	assert_string_equal(p.site, "LCG.CERN.cern");
-	assert_string_equal(p.grid_ce, "ce503.cern.ch");
-	assert_string_equal(p.platform, "x86_64-el9");
-	assert_string_equal(p.pilot_type, "private");
-	assert_string_equal(p.owner_group, "lhcb_user");
-	assert_string_equal(p.owner, "/DC=ch/CN=alice");
+	assert_int_equal(p.d.want[TQ_P_GRID_CE].n, 1);
+	assert_string_equal(p.d.want[TQ_P_GRID_CE].v[0], "ce503.cern.ch");
+	assert_string_equal(p.d.want[TQ_P_PLATFORM].v[0], "x86_64-el9");
+	assert_string_equal(p.d.want[TQ_P_PILOT_TYPE].v[0], "private");
+	assert_string_equal(p.d.groups.v[0], "lhcb_user");
+	assert_string_equal(p.d.owners.v[0], "/DC=ch/CN=alice");
 	/* a generic pilot says only what it must */
-	json_t *min = load_text("{\"setup\": \"S\", \"cpuTime\": 1,"
-				" \"site\": \"X\"}");
+	json_t *min = load_text("{\"setup\": \"S\", \"cpuTime\": 1}");
 	assert_int_equal(dj_parse_pilot(min, "pilot", &a, &p, err, sizeof(err)),
 			 GB_OK);
 	assert_null(p.pilot_id);
-	assert_null(p.grid_ce);
-	assert_null(p.platform);
-	assert_null(p.pilot_type);
-	assert_null(p.owner_group);
-	assert_null(p.owner);
+	assert_string_equal(p.site, "ANY");
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		assert_int_equal(p.d.want[f].n, 0);
+		assert_int_equal(p.d.any[f], 0);
+	}
+	assert_int_equal(p.d.groups.n, 0);
+	assert_int_equal(p.d.owners.n, 0);
+	json_decref(min);
+	/* lists, ANY and tags as pilot.match takes them */
+	min = load_text("{\"setup\": \"S\", \"cpuTime\": 1,"
+			" \"site\": [\"B\", \"A\"], \"platform\": \"any\","
+			" \"tags\": [\"MP\", \"GPU\"], \"requiredTags\": \"GPU\","
+			" \"bannedSite\": [\"C\"], \"jobType\": [\"User\"]}");
+	if (dj_parse_pilot(min, "pilot", &a, &p, err, sizeof(err)) != GB_OK)
+		fail_msg("%s", err);
+	assert_string_equal(p.site, "B");
+	assert_int_equal(p.d.want[TQ_P_SITE].n, 2);
+	assert_int_equal(p.d.any[TQ_P_PLATFORM], 1);
+	assert_int_equal(p.d.want[TQ_P_TAG].n, 2);
+	assert_int_equal(p.d.required.n, 1);
+	assert_int_equal(p.d.banned[TQ_P_SITE].n, 1);
+	assert_string_equal(p.d.want[TQ_P_JOB_TYPE].v[0], "User");
+	json_decref(min);
+	/* required tags not among the tags: refused as pilot.match is */
+	min = load_text("{\"setup\": \"S\", \"cpuTime\": 1,"
+			" \"tags\": \"MP\", \"requiredTags\": [\"GPU\"]}");
+	assert_int_equal(dj_parse_pilot(min, "pilot", &a, &p, err, sizeof(err)),
+			 GB_ERANGE);
+	assert_non_null(strstr(err, "pilot.requiredTags[0]"));
 	json_decref(min);
 	json_decref(root);
 	arena_free(&a);
@@ -612,7 +636,8 @@ static void test_pilot_errors(void **state)
 		int rc;
 		const char *msg;
 	} cases[] = {
-		{"site", NULL, GB_EMISSING, "pilot.site: missing"},
+		{"site", "5", GB_ETYPE,
+		 "pilot.site: expected string or array, got integer"},
 		{"setup", "\"\"", GB_ERANGE,
 		 "pilot.setup: expected a non-empty string"},
 		{"cpuTime", "-1", GB_ERANGE,
@@ -625,8 +650,7 @@ static void test_pilot_errors(void **state)
 		{"pilotid", "\"x\"", GB_EINVAL, "pilot.pilotid: unknown field"},
 		/* TQ-04: an owner without a group would restrict nothing */
 		{"ownerGroup", NULL, GB_EMISSING,
-		 "pilot.ownerGroup: missing (required with ownerDN: a private "
-		 "pilot is restricted by its group)"},
+		 "pilot.ownerGroup: required when ownerDN is given"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *root = load_text(base_pilot);
@@ -716,7 +740,7 @@ static void test_tq01_sample_file(void **state)
 				   sizeof(err)) != GB_OK)
 			fail_msg("%s", err);
 		assert_non_null(p.pilot_id);
-		private += p.owner_group != NULL;
+		private += p.d.groups.n > 0;
 	}
 	assert_int_equal(private, 3);
 	json_decref(root);

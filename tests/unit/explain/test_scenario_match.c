@@ -231,10 +231,13 @@ static void test_parse_errors(void **state)
 		{"history[0].ownerGroup", NULL, NULL, NULL, GB_EMISSING,
 		 "history[0].ownerGroup: missing"},
 		{"pilot", NULL, NULL, NULL, GB_EMISSING, "pilot: missing"},
-		{"pilot.site", NULL, NULL, NULL, GB_EMISSING,
-		 "pilot.site: missing"},
+		{"pilot.site", "true", NULL, NULL, GB_ETYPE,
+		 "pilot.site: expected string or array, got boolean"},
 		{"pilot.ownerDN", "\"a\"", NULL, NULL, GB_EMISSING,
-		 "pilot.ownerGroup: missing"},
+		 "pilot.ownerGroup: required when ownerDN is given"},
+		{"pilot.requiredTags", "\"GPU\"", NULL, NULL, GB_ERANGE,
+		 "pilot.requiredTags[0]: \"GPU\" is not among tags (required "
+		 "tags must be a subset of the pilot's tags)"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *root = load_text(base_scenario);
@@ -360,9 +363,9 @@ static const struct scen_expect examples[] = {
 	 "matched: 3 task queues, 2 at cpu_time 50000 in the lottery",
 	 assign_tqs, N(assign_tqs)},
 	{"match-nomatch.json", "no_tq_matched",
-	 "no task queue matched: 10 considered; setup excluded 1, cpu_time "
-	 "excluded 3, pilot_type excluded 1, site excluded 2, banned_site "
-	 "excluded 1, grid_ce excluded 1, platform excluded 1",
+	 "no task queue matched: 10 considered; pilot_type excluded 1, site "
+	 "excluded 2, grid_ce excluded 1, platform excluded 1, setup excluded "
+	 "1, cpu_time excluded 3, banned_site excluded 1",
 	 nomatch_tqs, N(nomatch_tqs)},
 	{"match-empty.json", "all_empty", "all 2 matching task queues are empty",
 	 empty_tqs, N(empty_tqs)},

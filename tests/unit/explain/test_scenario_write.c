@@ -762,6 +762,13 @@ static void same_str(const char *a, const char *b)
 		assert_string_equal(a, b);
 }
 
+static void same_list(const struct tq_strset *a, const struct tq_strset *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++)
+		assert_string_equal(a->v[i], b->v[i]);
+}
+
 /* TQ `b` (read back) is TQ `a` of the index built from the file: its
 ** definition, segment, every job with its UserPriority, and the index's
 ** priority `prio`. */
@@ -846,14 +853,17 @@ static void check_config(const struct scm_scenario *a,
 	}
 	const struct cdt_pilot *p = &a->pilot, *q = &b->pilot;
 	same_str(p->pilot_id, q->pilot_id);
-	same_str(p->setup, q->setup);
-	assert_int_equal(p->cpu_time, q->cpu_time);
+	same_str(p->d.setup, q->d.setup);
+	assert_int_equal(p->d.cpu_time, q->d.cpu_time);
 	same_str(p->site, q->site);
-	same_str(p->grid_ce, q->grid_ce);
-	same_str(p->platform, q->platform);
-	same_str(p->pilot_type, q->pilot_type);
-	same_str(p->owner_group, q->owner_group);
-	same_str(p->owner, q->owner);
+	for (int f = 0; f < TQ_NPFIELDS; f++) {
+		assert_int_equal(p->d.any[f], q->d.any[f]);
+		same_list(&p->d.want[f], &q->d.want[f]);
+		same_list(&p->d.banned[f], &q->d.banned[f]);
+	}
+	same_list(&p->d.required, &q->d.required);
+	same_list(&p->d.groups, &q->d.groups);
+	same_list(&p->d.owners, &q->d.owners);
 }
 
 static int tq_id_cmp(const void *x, const void *y)

@@ -576,65 +576,220 @@ static void test_stats(void **state)
 	tqi_free(x);
 }
 
+/* A list of strings for a tqi_pilot. */
+#define L(...)                                                             \
+	((struct tq_strset){(const char *[]){__VA_ARGS__},                 \
+			    sizeof((const char *[]){__VA_ARGS__}) /        \
+				    sizeof(const char *)})
+
+/* tqi_resource: ids sorted and unique, unknown values kept once as
+** TQ_ID_UNKNOWN, has[] from absent / ANY, tags absent = none offered. */
 static void test_resource(void **state)
 {
 	(void)state;
 	struct tqi_index *x = tqi_new();
 	assert_non_null(x);
-	const char *sites[] = {"LCG.CERN.ch"};
-	assert_int_equal(put_tq(x, 1, "/CN=a", "lhcb_user", 5000, sites, 1, 1),
+	const char *sites[] = {"LCG.CERN.ch", "LCG.RAL.uk"};
+	assert_int_equal(put_tq(x, 1, "/CN=a", "lhcb_user", 5000, sites, 2, 1),
 			 GB_OK);
 	uint32_t setup = tqi_lookup(x, "LHCb-Production");
 	uint32_t cern = tqi_lookup(x, "LCG.CERN.ch");
+	uint32_t ral = tqi_lookup(x, "LCG.RAL.uk");
 	uint32_t grp = tqi_lookup(x, "lhcb_user");
-	uint32_t dn = tqi_lookup(x, "/CN=a");
 	const uint32_t U = TQ_ID_UNKNOWN;
-	const struct {
-		const char *name;
-		const char *setup, *site, *ce, *platform, *ptype, *group, *owner;
-		struct tq_resource want;
-	} cases[] = {
-		{"public pilot, known site", "LHCb-Production", "LCG.CERN.ch",
-		 NULL, NULL, NULL, NULL, NULL,
-		 {.setup = setup, .site = cern, .cpu_time = 86400,
-		  .grid_ce = U, .platform = U, .pilot_type = U,
-		  .owner_group = U, .owner = U}},
-		{"unknown values", "Other", "LCG.PIC.es", "ce.pic.es", "el9",
-		 "private", NULL, NULL,
-		 {.setup = U, .site = U, .cpu_time = 86400, .has_grid_ce = 1,
-		  .grid_ce = U, .has_platform = 1, .platform = U,
-		  .has_pilot_type = 1, .pilot_type = U, .owner_group = U,
-		  .owner = U}},
-		{"private pilot", "LHCb-Production", "LCG.CERN.ch", NULL, NULL,
-		 NULL, "lhcb_user", "/CN=a",
-		 {.setup = setup, .site = cern, .cpu_time = 86400,
-		  .grid_ce = U, .platform = U, .pilot_type = U,
-		  .has_owner_group = 1, .owner_group = grp, .has_owner = 1,
-		  .owner = dn}},
-	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct tq_resource r;
-		memset(&r, 0x33, sizeof(r));
-		tqi_resource(x, cases[i].setup, 86400, cases[i].site,
-			     cases[i].ce, cases[i].platform, cases[i].ptype,
-			     cases[i].group, cases[i].owner, &r);
-		const struct tq_resource *w = &cases[i].want;
-		if (r.setup != w->setup || r.site != w->site ||
-		    r.cpu_time != w->cpu_time ||
-		    r.has_grid_ce != w->has_grid_ce || r.grid_ce != w->grid_ce ||
-		    r.has_platform != w->has_platform ||
-		    r.platform != w->platform ||
-		    r.has_pilot_type != w->has_pilot_type ||
-		    r.pilot_type != w->pilot_type ||
-		    r.has_owner_group != w->has_owner_group ||
-		    r.owner_group != w->owner_group ||
-		    r.has_owner != w->has_owner || r.owner != w->owner ||
-		    r.job_sharing != 0)
-			fail_msg("%s: resource differs", cases[i].name);
-	}
+	struct tqi_pilot p;
+	memset(&p, 0, sizeof(p));
+	p.setup = "LHCb-Production";
+	p.cpu_time = 86400;
+	p.want[TQ_P_SITE] = L("LCG.RAL.uk", "LCG.PIC.es", "LCG.CERN.ch",
+			      "LCG.RAL.uk", "LCG.IN2P3.fr");
+	p.any[TQ_P_PLATFORM] = 1;
+	p.want[TQ_P_PLATFORM] = L("el9"); /* ignored: ANY */
+	p.groups = L("lhcb_user", "lhcb_prod");
+	int js[] = {1, 0};
+	struct tqi_resource_ids ids;
+	struct tq_resource r;
+	tqi_resource(x, &p, js, &ids, &r);
+	assert_int_equal(r.setup, setup);
+	assert_int_equal(r.cpu_time, 86400);
+	assert_int_equal(r.has[TQ_P_SITE], 1);
+	/* CERN < RAL (interned in that order), then one unknown */
+	assert_int_equal(r.want[TQ_P_SITE].n, 3);
+	assert_int_equal(r.want[TQ_P_SITE].v[0], cern);
+	assert_int_equal(r.want[TQ_P_SITE].v[1], ral);
+	assert_int_equal(r.want[TQ_P_SITE].v[2], U);
+	assert_int_equal(r.has[TQ_P_PLATFORM], 0);
+	assert_int_equal(r.has[TQ_P_GRID_CE], 0); /* absent */
+	assert_int_equal(r.has[TQ_P_TAG], 1);	   /* absent: none offered */
+	assert_int_equal(r.want[TQ_P_TAG].n, 0);
+	assert_int_equal(r.groups.n, 2);
+	assert_int_equal(r.groups.v[0], grp);
+	assert_int_equal(r.groups.v[1], U);
+	assert_int_equal(r.js_groups.n, 1);
+	assert_int_equal(r.js_groups.v[0], grp);
+	assert_int_equal(r.owners.n, 0);
+	/* tags ANY lifts the tag test */
+	p.any[TQ_P_TAG] = 1;
+	tqi_resource(x, &p, NULL, &ids, &r);
+	assert_int_equal(r.has[TQ_P_TAG], 0);
+	assert_int_equal(r.js_groups.n, 0);
 	/* lookup only: the pilot's strings were not interned */
 	assert_int_equal(tqi_lookup(x, "LCG.PIC.es"), TQ_ID_UNKNOWN);
-	assert_null(tqi_name(x, 4)); /* 4 strings: DN, group, setup, site */
+	tqi_free(x);
+}
+
+/* ---- the index's cut: the same answer as a full scan ---------------------- */
+
+#define C_TQS 300
+#define C_PILOTS 400
+
+static const char *const c_sites[] = {"S0", "S1", "S2", "S3", "S4", "S5"};
+static const char *const c_ces[] = {"C0", "C1", "C2"};
+static const char *const c_plats[] = {"P0", "P1", "P2", "P3"};
+static const char *const c_pts[] = {"T0", "T1"};
+static const char *const c_jts[] = {"J0", "J1", "J2"};
+static const char *const c_tags[] = {"MP", "GPU", "WN", "8P"};
+
+/* A random subset (possibly empty) of v[0..n) into out. */
+static size_t pick(struct gb_rng *r, const char *const *v, size_t n,
+		   const char **out, int empty_bias)
+{
+	size_t k = 0;
+	if (gb_rng_below(r, 4) < (uint64_t)empty_bias)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (gb_rng_below(r, 2))
+			out[k++] = v[i];
+	return k;
+}
+
+/* Random TQs (sets, groups, owners, CPU, jobs), then random pilots with
+** lists, ANY, tags, required tags, bans and owners: tqi_candidates +
+** tq_match_among gives exactly tq_match's result, counts and verdicts,
+** and the candidates are exactly the views passing the indexed filters.
+** TQs are also removed and re-put on the way, so slots get reused. */
+static void test_candidates_equal_full_scan(void **state)
+{
+	(void)state;
+	struct tqi_index *x = tqi_new();
+	assert_non_null(x);
+	struct gb_rng r;
+	gb_rng_seed(&r, 1717);
+	static const char *sv[TQ_NFIELDS][8];
+	for (long long t = 1; t <= C_TQS; t++) {
+		struct tq_strset set[TQ_NFIELDS];
+		memset(set, 0, sizeof(set));
+		set[TQ_F_SITES].v = sv[TQ_F_SITES];
+		set[TQ_F_SITES].n = pick(&r, c_sites, 6, sv[TQ_F_SITES], 1);
+		set[TQ_F_BANNED_SITES].v = sv[TQ_F_BANNED_SITES];
+		set[TQ_F_BANNED_SITES].n =
+			pick(&r, c_sites, 6, sv[TQ_F_BANNED_SITES], 3);
+		set[TQ_F_GRID_CES].v = sv[TQ_F_GRID_CES];
+		set[TQ_F_GRID_CES].n = pick(&r, c_ces, 3, sv[TQ_F_GRID_CES], 2);
+		set[TQ_F_PLATFORMS].v = sv[TQ_F_PLATFORMS];
+		set[TQ_F_PLATFORMS].n =
+			pick(&r, c_plats, 4, sv[TQ_F_PLATFORMS], 1);
+		set[TQ_F_PILOT_TYPES].v = sv[TQ_F_PILOT_TYPES];
+		set[TQ_F_PILOT_TYPES].n =
+			pick(&r, c_pts, 2, sv[TQ_F_PILOT_TYPES], 3);
+		set[TQ_F_JOB_TYPES].v = sv[TQ_F_JOB_TYPES];
+		set[TQ_F_JOB_TYPES].n =
+			pick(&r, c_jts, 3, sv[TQ_F_JOB_TYPES], 2);
+		set[TQ_F_TAGS].v = sv[TQ_F_TAGS];
+		set[TQ_F_TAGS].n = pick(&r, c_tags, 4, sv[TQ_F_TAGS], 2);
+		const char *owner = gb_rng_below(&r, 2) ? "/CN=a" : "/CN=b";
+		const char *group = gb_rng_below(&r, 2) ? "g_user" : "g_prod";
+		long long cpu = gb_rng_below(&r, 2) ? 5000 : 50000;
+		assert_int_equal(tqi_tq_put(x, t, owner, group,
+					    gb_rng_below(&r, 8) ? "Prod" : "Dev",
+					    cpu, set,
+					    1.0 + (double)gb_rng_below(&r, 5)),
+				 GB_OK);
+		int nj = (int)gb_rng_below(&r, 4);
+		for (int j = 0; j < nj; j++)
+			assert_int_equal(tqi_job_add(x, t, t * 100 + j, 1),
+					 GB_OK);
+		if (t % 37 == 0) /* a slot freed, then reused */
+			assert_int_equal(tqi_tq_remove(x, t - 5), GB_OK);
+	}
+	size_t n;
+	tqi_views(x, &n);
+	double *w1 = calloc(n, sizeof(double)), *w2 = calloc(n, sizeof(double));
+	uint8_t *v1 = calloc(n, 1), *v2 = calloc(n, 1);
+	assert_true(w1 && w2 && v1 && v2);
+	size_t cut_total = 0, matched = 0;
+	for (int k = 0; k < C_PILOTS; k++) {
+		static const char *pw[TQ_NPFIELDS][8], *pb[TQ_NPFIELDS][8],
+			*preq[8];
+		struct tqi_pilot p;
+		memset(&p, 0, sizeof(p));
+		p.setup = "Prod";
+		p.cpu_time = gb_rng_below(&r, 2) ? 86400 : 10000;
+		const char *const *vals[TQ_NPFIELDS] = {c_sites, c_ces, c_plats,
+							c_pts, c_jts, c_tags};
+		const size_t nv[TQ_NPFIELDS] = {6, 3, 4, 2, 3, 4};
+		for (int f = 0; f < TQ_NPFIELDS; f++) {
+			p.want[f].v = pw[f];
+			p.want[f].n = pick(&r, vals[f], nv[f], pw[f], 1);
+			p.any[f] = gb_rng_below(&r, 6) == 0;
+			p.banned[f].v = pb[f];
+			p.banned[f].n = pick(&r, vals[f], nv[f], pb[f], 3);
+		}
+		if (gb_rng_below(&r, 3) == 0) {
+			p.required.v = preq;
+			p.required.n = pick(&r, c_tags, 4, preq, 1);
+		}
+		if (gb_rng_below(&r, 3) == 0) {
+			static const char *g[] = {"g_user"}, *o[] = {"/CN=a"};
+			p.groups = (struct tq_strset){g, 1};
+			if (gb_rng_below(&r, 2))
+				p.owners = (struct tq_strset){o, 1};
+		}
+		int js[1] = {(int)gb_rng_below(&r, 2)};
+		struct tqi_resource_ids ids;
+		struct tq_resource res;
+		tqi_resource(x, &p, js, &ids, &res);
+		const struct tq_view *views = tqi_views(x, &n);
+		struct gb_rng g1, g2;
+		gb_rng_seed(&g1, (uint64_t)k);
+		gb_rng_seed(&g2, (uint64_t)k);
+		struct tq_result a, b;
+		assert_int_equal(tq_match(views, n, &res, &g1, w1, v1, &a), GB_OK);
+		const size_t *cand;
+		size_t ncand, cut[TQ_NFILTERS];
+		memset(v2, 0xee, n);
+		assert_int_equal(tqi_candidates(x, &res, &cand, &ncand, cut, v2),
+				 GB_OK);
+		/* the candidates are exactly the views passing the indexed
+		** filters */
+		size_t want_cand = 0;
+		for (size_t i = 0; i < n; i++)
+			want_cand += v1[i] >= TQ_FL_NINDEXED;
+		assert_int_equal(ncand, want_cand);
+		assert_int_equal(tq_match_among(views, n, cand, ncand, cut, &res,
+						&g2, w2, v2, &b),
+				 GB_OK);
+		assert_int_equal(a.chosen, b.chosen);
+		assert_int_equal(a.level, b.level);
+		assert_true(a.job_id == b.job_id);
+		assert_int_equal(a.in, b.in);
+		assert_int_equal(a.matched, b.matched);
+		assert_int_equal(a.empty, b.empty);
+		assert_int_equal(a.entrants, b.entrants);
+		assert_true(a.lottery_total == b.lottery_total);
+		for (int f = 0; f < TQ_NFILTERS; f++)
+			assert_int_equal(a.rejected[f], b.rejected[f]);
+		assert_memory_equal(v1, v2, n);
+		cut_total += n - ncand;
+		matched += a.chosen >= 0;
+	}
+	/* the pilots exercised both sides: cuts and matches */
+	assert_true(cut_total > (size_t)C_PILOTS * 10);
+	assert_true(matched > C_PILOTS / 10);
+	free(w1);
+	free(w2);
+	free(v1);
+	free(v2);
 	tqi_free(x);
 }
 
@@ -671,8 +826,13 @@ static void test_match_end_to_end(void **state)
 	/* The pilot: at CERN, 86400 s; TQs at 300000 never match it. */
 	const char *site = "LCG.CERN.ch";
 	struct tq_resource res;
-	tqi_resource(x, "LHCb-Production", 86400, site, NULL, NULL, NULL, NULL,
-		     NULL, &res);
+	struct tqi_pilot pp;
+	memset(&pp, 0, sizeof(pp));
+	pp.setup = "LHCb-Production";
+	pp.cpu_time = 86400;
+	pp.want[TQ_P_SITE] = (struct tq_strset){&site, 1};
+	struct tqi_resource_ids ids;
+	tqi_resource(x, &pp, NULL, &ids, &res);
 	size_t nmatchable = 0;
 	{
 		size_t n;
@@ -734,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_jobs_against_model),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_resource),
+		cmocka_unit_test(test_candidates_equal_full_scan),
 		cmocka_unit_test(test_match_end_to_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -232,7 +232,7 @@ static const char PILOT_MATCHED[] =
 static const char PILOT_MATCHED_TEXT[] =
 	"pilot match: pilot p-2 at LCG.CERN.cern, setup Prod, cpuTime 86400 "
 	"s, private to lhcb_mc (JOB_SHARING) / lbpilot, 3 task queues\n"
-	"  grid CE none, platform el9, pilot type none\n"
+	"  grid CE any, platform el9, pilot type any, job type any\n"
 	"task queues: 3 considered, 3 matched, 0 of them empty\n"
 	"lottery (TQ-07): 2 at cpu_time 50000, total priority 2391.3\n"
 	"TQ-10 matched: matched: 3 task queues, 2 at cpu_time 50000 in the "
@@ -350,7 +350,7 @@ static void test_render_kinds(void **state)
 		 "pilot match: pilot p-2 at LCG.CERN.cern, setup Prod, cpuTime "
 		 "86400 s, private to lhcb_mc (JOB_SHARING) / lbpilot, 3 task "
 		 "queues\n"
-		 "  grid CE none, platform el9, pilot type none\n"
+		 "  grid CE any, platform el9, pilot type any, job type any\n"
 		 "task queues: 3 considered, 3 matched, 0 of them empty\n"
 		 "lottery (TQ-07): 2 at cpu_time 50000, total priority 2391.3\n"
 		 "TQ-10 matched: matched: 3 task queues, 2 at cpu_time 50000 "
