@@ -357,6 +357,16 @@ static const struct tq_expect corr_tqs[] = {
 	{6, V_ENTRANT, 1000 * C_USER / 2 * C_BOB * 3 / 5, C_USER, C_BOB},
 };
 
+/* match-descriptions: one JOB_SHARING group of 300 over 8 TQs of equal
+** average UserPriority, 37.5 each; every rejection by the field or tag
+** that DIRAC's TaskQueueDB would use. */
+static const struct tq_expect lists_tqs[] = {
+	{1, V_ENTRANT, 37.5, 1, 1},	 {2, "tag", 37.5, 1, 1},
+	{3, "required_tag", 37.5, 1, 1}, {4, "site", 37.5, 1, 1},
+	{5, "banned_site", 37.5, 1, 1},	 {6, V_ENTRANT, 37.5, 1, 1},
+	{7, "job_type", 37.5, 1, 1},	 {8, "ban_tag", 37.5, 1, 1},
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 static const struct scen_expect examples[] = {
 	{"match-assign.json", "matched",
@@ -372,6 +382,9 @@ static const struct scen_expect examples[] = {
 	{"match-corrections.json", "matched",
 	 "matched: 6 task queues, 6 at cpu_time 50000 in the lottery",
 	 corr_tqs, N(corr_tqs)},
+	{"match-descriptions.json", "matched",
+	 "matched: 2 task queues, 2 at cpu_time 5000 in the lottery",
+	 lists_tqs, N(lists_tqs)},
 };
 
 static int verdict_is(int verdict, const char *want)

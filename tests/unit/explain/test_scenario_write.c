@@ -905,8 +905,8 @@ static void match_round(struct scm_scenario *s1, struct scm_scenario *s2,
 }
 
 static const char *const match_files[] = {
-	"match-assign.json", "match-corrections.json", "match-empty.json",
-	"match-nomatch.json", NULL};
+	"match-assign.json", "match-corrections.json", "match-descriptions.json",
+	"match-empty.json", "match-nomatch.json", NULL};
 
 static void test_match(void **state)
 {
