@@ -143,7 +143,10 @@ static int inputs_valid(const struct ab_task *t, const struct ab_queue *qs,
 	    (jt->npreassigned > 0 && jt->preassigned == NULL) ||
 	    (t->nexcluded > 0 && t->excluded_sites == NULL) ||
 	    (t->nincluded > 0 && t->included_sites == NULL) ||
-	    !(jt->cpu_efficiency > 0) || n > (size_t)INT_MAX ||
+	    !(jt->cpu_efficiency > 0) ||
+	    !(isnan(t->grand_ratio) ||
+	      (isfinite(t->grand_ratio) && t->grand_ratio >= 0)) ||
+	    n > (size_t)INT_MAX ||
 	    n > (size_t)LONG_MAX)
 		return 0;
 	for (size_t i = 0; i < n; i++) {

@@ -21,7 +21,8 @@
 **   taskPriority >= 2000 or ioIntensity <= IO_INTENSITY_CUTOFF_USER (unset:
 **   never off); AJ-09 disk IO as PJ-12; AJ-10 core count as PJ-13; AJ-11 VP
 **   queues skipped when the task has avoidVP or the queue is overloaded
-**   (queued > max(OVERLOAD_MIN_QUEUE, OVERLOAD_RATIO_OFFSET x running));
+**   (queued > OVERLOAD_MIN_QUEUE and (running == 0 or queued / running >
+**   OVERLOAD_RATIO_OFFSET x the gshare's grid-wide queued / running));
 **   AJ-12 release/cache as PJ-14 (RC-*); AJ-13 memory; AJ-14 disk; AJ-15
 **   storage free > STORAGE_MIN_FREE_SIZE_OUTPUT GB and not blacklisted;
 **   AJ-16 walltime as PJ-21; AJ-17 a pilot within 3 hours
@@ -89,6 +90,10 @@ struct ab_task {
 	const char *const *included_sites; /* AJ-06; empty = no restriction */
 	size_t nincluded;
 	int avoid_vp;               /* AJ-11 */
+	double grand_ratio;         /* AJ-11: the gshare's grid-wide queued /
+				       running (PanDA's grandRatio), >= 0;
+				       NAN when nothing of the gshare runs on
+				       the grid */
 	int user_analysis;          /* User or Express Analysis share (AJ-25) */
 	enum an_task_class task_class;
 	double nj;                  /* N_j: jobs to submit this cycle, > 0 */
@@ -121,8 +126,8 @@ extern const struct ab_filter ab_filters[];
 ** the outcome (DEC_ASSIGNED with chosen = best[0], or DEC_PENDING with
 ** retry_after_s AB_PENDING_RETRY_S); `plan` the best queues. `set` may be
 ** NULL (catalogue defaults). Returns 0, GB_EINVAL (NULL arguments, nj <=
-** 0, a queue without q or without a name, counts an_stabilizer refuses,
-** a class out of range).
+** 0, a grand_ratio neither NAN nor finite and >= 0, a queue without q or
+** without a name, counts an_stabilizer refuses, a class out of range).
 */
 int ab_broker(const struct ab_task *t, const struct ab_queue *qs, size_t n,
 	      const struct prm_set *set, long long now,

@@ -29,8 +29,18 @@
 **   jobs' input files) present. A task without input files passes
 **   everywhere. IO_INTENSITY_CUTOFF_USER unset (NAN) never suppresses the
 **   check, because ioIntensity <= NAN is false.
-** - AJ-11: "queued" is defined + activated + assigned + starting, the
-**   same count as AJ-19; overloaded is strictly greater than the limit.
+** - AJ-11: PanDA's overload test (AtlasAnalJobBroker), with the counts
+**   of the task's gshare: a VP queue is overloaded when queued >
+**   OVERLOAD_MIN_QUEUE and (running == 0 or queued / running >
+**   OVERLOAD_RATIO_OFFSET x grandRatio), both strictly; "queued" is
+**   defined + activated + assigned + starting, the same count as AJ-19,
+**   and grandRatio the gshare's grid-wide queued / running
+**   (ab_task.grand_ratio). When nothing of the gshare runs on the grid
+**   PanDA's grandRatio is None, and its test never reads it: every queue
+**   then has running == 0. A NAN grand_ratio with a queue that has running
+**   jobs (inconsistent input) compares false: not overloaded. Only VP
+**   queues are tested (the seed's AJ-11); PanDA's "-overloaded" of other
+**   queues is not a rule of ours.
 ** - AJ-12: rc_check() gets the task's "ALL" dictionary (ab_task.all_sw),
 **   so RC-05 resolves a container's source path through it as the
 **   production rule does.
@@ -188,15 +198,24 @@ static int f_vp(const struct ab_ctx *ctx, const struct ab_queue *q,
 				  NULL, 0, 0, 0, 0);
 	const struct jb_counts *k = &q->q->counts;
 	double queued = k->defined + k->activated + k->assigned + k->starting;
-	double limit = fmax(ctx->overload_min_queue,
-			    ctx->overload_ratio * k->running);
-	if (!(queued > limit))
+	double running = k->running;
+	if (!(queued > ctx->overload_min_queue))
+		return 1;
+	if (running == 0)
+		return dec_reject(c, ctx->stage, "AJ-11", "overloaded_vp",
+				  "VP queue: %.0f queued > OVERLOAD_MIN_QUEUE "
+				  "%.4g and %.0f running",
+				  NULL, queued, ctx->overload_min_queue,
+				  running, 0);
+	double ratio = queued / running;
+	double limit = ctx->overload_ratio * ctx->at->grand_ratio;
+	if (!(ratio > limit))
 		return 1;
 	return dec_reject(c, ctx->stage, "AJ-11", "overloaded_vp",
-			  "VP queue: %.0f queued > %.4g = max("
-			  "OVERLOAD_MIN_QUEUE, OVERLOAD_RATIO_OFFSET x "
-			  "running %.0f)",
-			  NULL, queued, limit, k->running, 0);
+			  "VP queue: queued / running %.4g > %.4g = "
+			  "OVERLOAD_RATIO_OFFSET x grandRatio, with %.0f "
+			  "queued (> OVERLOAD_MIN_QUEUE) and %.0f running",
+			  NULL, ratio, limit, queued, running);
 }
 
 /* AJ-12 = PJ-14: release/cache, RC-* for AUTO queues, with the "ALL"

@@ -29,7 +29,9 @@
 **             section of a grid file goes (st_analysis_save); the per-queue
 **             figures as job rows of the jobs table, counted so that
 **             st_analysis_state gives exactly the scenario's numbers at its
-**             `now`; md_decide_analysis.
+**             `now`; the gshare's grid-wide counts (AJ-11) beyond the
+**             queues' as a queue_counts row of a queue outside the grid;
+**             md_decide_analysis.
 **   pilot     groups and corrections (st_tq_config_save), the task queues
 **             and their jobs through job.submit's st_tq_submit (a TQ
 **             without jobs had its jobs claimed: st_tq_claim), the history
@@ -584,6 +586,48 @@ static void put_queue_load(const char *file, const struct sca_scenario *s,
 }
 
 /*
+** AJ-11's grid-wide counts of the task's gshare: st_analysis_state sums
+** every queue_counts row of the gshare, and the grid saved the queues'
+** rows; what the scenario's gridQueued/gridRunning add beyond them is one
+** more row, of a queue not in the grid (the rest of the grid, which
+** counts there and nowhere else).
+*/
+static void put_grid_rest(const char *file, const struct sca_scenario *s,
+			  const struct gm_grid *g)
+{
+	const char *gs = s->job.req.t.gshare;
+	double nq = 0, nr = 0;
+	for (size_t i = 0; i < g->nqueues; i++)
+		for (size_t j = 0; j < g->queues[i].ncounts; j++) {
+			const struct gm_counts *k = &g->queues[i].counts[j];
+			if (strcmp(k->gshare, gs) != 0)
+				continue;
+			nq += k->k.defined + k->k.assigned + k->k.activated +
+			      k->k.starting;
+			nr += k->k.running;
+		}
+	double rq = s->state.grid_queued - nq, rr = s->state.grid_running - nr;
+	if (rq < 0 || rr < 0 || nq + rq != s->state.grid_queued ||
+	    nr + rr != s->state.grid_running)
+		CANNOT_HOLD(file, "analysis.gridQueued/gridRunning (%g, %g) "
+				  "are not the queues' counts of %s (%g, %g) "
+				  "plus a rest of the grid",
+			    s->state.grid_queued, s->state.grid_running, gs,
+			    nq, nr);
+	if (rq == 0 && rr == 0)
+		return;
+	struct row r = {.n = 0};
+	row_str(&r, "itc-paths-rest-of-grid");
+	row_str(&r, gs);
+	row_dbl(&r, rq);
+	row_dbl(&r, rr);
+	row_exec(raw,
+		 "INSERT INTO queue_counts (queue, gshare, defined, running) "
+		 "VALUES (?, ?, ?, ?)",
+		 &r);
+}
+
+/*
 ** Everything st_analysis_state reads for the scenario's owner: the job
 ** rows above, then what they do not account for in the analysis_owners
 ** row(s), the User Analysis share and the task's class, saved as `grid
@@ -602,6 +646,7 @@ static void store_analysis(const char *file, const struct sca_scenario *s,
 				  "the group's jobs exactly when it does)",
 			    u->working_group ? "true" : "false",
 			    is_group ? "names" : "names no");
+	put_grid_rest(file, s, g);
 	long long next = AUX_JOB;
 	double tot[3] = {0, 0, 0}; /* running, queued, running at hi */
 	for (size_t i = 0; i < s->state.nqueues; i++)

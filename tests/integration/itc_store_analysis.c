@@ -5,12 +5,14 @@
 ** jobs whose expected figures are counted out below (owner load = jobs +
 ** the analysis_owners row, working group counts, hi-site slots, quota,
 ** the User Analysis share, nusers, the trr window (now - 6 h, now], the
-** task outcome window (now - TW_DONE_JOB_STAT h, now], task classes).
+** task outcome window (now - TW_DONE_JOB_STAT h, now], task classes, the
+** gshare's grid-wide queued and running of AJ-11 from queue_counts).
 **
 ** Reads the configuration named by $GB_CONFIG (run-itc.sh). st_analysis_save
 ** replaces the WHOLE analysis tables (analysis_owners, share_usage,
 ** task_classes), so this test leaves them empty. Every other row it writes
-** has a name starting with "itca_" or an id from ITC_BASE and is deleted
+** has a name (a queue_counts row: a gshare) starting with "itca_" or an
+** id from ITC_BASE and is deleted
 ** before and after the run. Times are fake values around NOW, far from any
 ** real clock, so the global per-queue figures (trr, nusers) see only this
 ** test's queues, which are looked up by name.
@@ -52,6 +54,8 @@ static void cleanup(void)
 	      ITC_BASE, ITC_BASE + 99999);
 	raw_q(NULL, 0, "DELETE FROM queues WHERE LEFT(name, 5) = ?", "s",
 	      "itca_");
+	raw_q(NULL, 0, "DELETE FROM queue_counts WHERE LEFT(gshare, 5) = ?",
+	      "s", "itca_");
 	raw_q(NULL, 0, "DELETE FROM analysis_owners", "");
 	raw_q(NULL, 0, "DELETE FROM share_usage", "");
 	raw_q(NULL, 0, "DELETE FROM task_classes", "");
@@ -480,6 +484,45 @@ static void test_state_group_share_class(void **state_)
 	arena_free(&a);
 }
 
+static void counts(const char *queue, const char *gshare, long long running,
+		   long long defined, long long assigned, long long activated,
+		   long long starting, long long transferring)
+{
+	raw_q(NULL, 0,
+	      "INSERT INTO queue_counts (queue, gshare, running, defined, "
+	      "assigned, activated, `starting`, transferring) VALUES (?, ?, ?, "
+	      "?, ?, ?, ?, ?)",
+	      "ssllllll", queue, gshare, running, defined, assigned, activated,
+	      starting, transferring);
+}
+
+/* AJ-11: the gshare's queued (defined + assigned + activated + starting)
+** and running summed over every queue_counts row of the gshare, a queue
+** without a queues row included; another gshare's rows count nothing. */
+static void test_state_grid(void **state_)
+{
+	(void)state_;
+	queue("itca_HI1", "hi");
+	counts("itca_HI1", "itca_gs", 100, 1, 2, 3, 4, 50);
+	counts("itca_MID", "itca_gs", 20, 10, 20, 30, 40, 0);
+	counts("itca_HI1", "itca_other", 7, 7, 7, 7, 7, 7);
+	struct arena a;
+	arena_init(&a, ARENA_CAP);
+	struct gm_request r;
+	struct gm_analysis_state st;
+	enum an_task_class cls;
+	request(&r, ALICE, NULL, "itca_gs", T1);
+	state(&r, NULL, &a, &st, &cls);
+	assert_near(st.grid_queued, 1 + 2 + 3 + 4 + 10 + 20 + 30 + 40, 0);
+	assert_near(st.grid_running, 100 + 20, 0);
+	/* a gshare without rows: nothing anywhere */
+	request(&r, ALICE, NULL, "itca_none", T1);
+	state(&r, NULL, &a, &st, &cls);
+	assert_near(st.grid_queued, 0, 0);
+	assert_near(st.grid_running, 0, 0);
+	arena_free(&a);
+}
+
 static void test_state_errors(void **state_)
 {
 	(void)state_;
@@ -549,6 +592,8 @@ int main(void)
 						test_teardown),
 		cmocka_unit_test_setup_teardown(test_state_group_share_class,
 						test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_state_grid, test_setup,
+						test_teardown),
 		cmocka_unit_test_setup_teardown(test_state_errors, test_setup,
 						test_teardown),
 	};

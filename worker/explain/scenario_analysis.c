@@ -5,7 +5,8 @@
 **
 ** The job-scenario part is scenario_jobs.c's parser, unchanged, so a
 ** queue or a request means the same in both kinds of file; only the
-** owner's load, the task class and the per-queue user loads are new.
+** owner's load, the task class, the gshare's grid-wide figures (AJ-11)
+** and the per-queue user loads are new.
 ** sca_run hands the parsed state to the worker's own decision path
 ** (md_decide_analysis): the throttle first, and a throttled task is not
 ** brokered at all.
@@ -51,10 +52,20 @@ static const struct ju_fld queue_flds[] = {
 };
 #undef Q
 
+/* The flat keys of "analysis": the class, and AJ-11's grandRatio or the
+** grid-wide counts it is made of (NAN: not given). */
+struct sca_top {
+	enum an_task_class task_class;
+	double grid_queued, grid_running, grand_ratio;
+};
+
 /* In the order of enum an_task_class; the default B is set by hand. */
 static const char *const class_words[] = {"S", "A", "B", "C", NULL};
-static const struct ju_fld class_flds[] = {
-	JU_ENUM("taskClass", struct sca_scenario, task_class, class_words),
+static const struct ju_fld top_flds[] = {
+	JU_ENUM("taskClass", struct sca_top, task_class, class_words),
+	JU_NUMNULL("gridQueued", struct sca_top, grid_queued, 0, INFINITY),
+	JU_NUMNULL("gridRunning", struct sca_top, grid_running, 0, INFINITY),
+	JU_NUMNULL("grandRatio", struct sca_top, grand_ratio, 0, INFINITY),
 	JU_FLD_END,
 };
 static const char *const anal_keys[] = {"owner", "queues", NULL};
@@ -96,17 +107,71 @@ static int queues_known(const struct ju_ctx *c, const struct gm_grid *g,
 	return GB_OK;
 }
 
+/* AJ-11 without grid-wide figures in the file: the grid is the
+** scenario's queues, so their counts of the task's gshare are summed. */
+static void grid_from_queues(struct sca_scenario *out)
+{
+	const struct gm_grid *g = &out->job.grid;
+	const char *gs = out->job.req.t.gshare;
+	double nq = 0, nr = 0;
+	for (size_t i = 0; gs && i < g->nqueues; i++)
+		for (size_t j = 0; j < g->queues[i].ncounts; j++) {
+			const struct gm_counts *k = &g->queues[i].counts[j];
+			if (k->gshare == NULL || strcmp(k->gshare, gs) != 0)
+				continue;
+			nq += k->k.defined + k->k.assigned + k->k.activated +
+			      k->k.starting;
+			nr += k->k.running;
+		}
+	out->state.grid_queued = nq;
+	out->state.grid_running = nr;
+}
+
+/* AJ-11's figures: grandRatio r (read as r queued per 1 running, which
+** divides back to r exactly), or gridQueued with gridRunning, or none. */
+static int grid_figures(const struct ju_ctx *c, const struct sca_top *top,
+			struct sca_scenario *out)
+{
+	int has_q = !isnan(top->grid_queued),
+	    has_r = !isnan(top->grid_running),
+	    has_ratio = !isnan(top->grand_ratio);
+	if (has_ratio && (has_q || has_r))
+		return ju_fail(c, GB_EINVAL, "analysis.grandRatio",
+			       "give grandRatio or gridQueued and gridRunning, "
+			       "not both");
+	if (has_q != has_r)
+		return ju_fail(c, GB_EMISSING,
+			       has_q ? "analysis.gridRunning"
+				     : "analysis.gridQueued",
+			       "missing (gridQueued and gridRunning go "
+			       "together)");
+	if (has_ratio) {
+		out->state.grid_queued = top->grand_ratio;
+		out->state.grid_running = 1;
+	} else if (has_q) {
+		out->state.grid_queued = top->grid_queued;
+		out->state.grid_running = top->grid_running;
+	} else {
+		grid_from_queues(out);
+	}
+	return GB_OK;
+}
+
 /* The "analysis" object into out->state and out->task_class. */
 static int parse_analysis(const struct ju_ctx *c, json_t *an,
 			  struct sca_scenario *out)
 {
+	struct sca_top top = {AN_CLASS_B, NAN, NAN, NAN};
 	out->task_class = AN_CLASS_B;
 	if (an == NULL || json_is_null(an))
-		return GB_OK;
-	int rc = ju_parse_record(c, an, "analysis", class_flds, anal_keys, out);
+		return grid_figures(c, &top, out);
+	int rc = ju_parse_record(c, an, "analysis", top_flds, anal_keys, &top);
 	json_t *cls = json_object_get(an, "taskClass");
 	if (rc == GB_OK && (cls == NULL || json_is_null(cls)))
-		out->task_class = AN_CLASS_B;
+		top.task_class = AN_CLASS_B;
+	out->task_class = top.task_class;
+	if (rc == GB_OK)
+		rc = grid_figures(c, &top, out);
 	json_t *owner = json_object_get(an, "owner");
 	if (rc == GB_OK && owner != NULL && !json_is_null(owner))
 		rc = ju_parse_record(c, owner, "analysis.owner", owner_flds,

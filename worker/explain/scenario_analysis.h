@@ -9,6 +9,10 @@
 **              "runningCores", "queuedCores", "quotaExceeded": bool,
 **              "shareUsage", "shareTarget", "hiSiteSlots"},
 **    "taskClass": "S" | "A" | "B" (default) | "C",
+**    "gridQueued", "gridRunning": the task's gshare over the whole grid
+**              (AJ-11's grandRatio = gridQueued / gridRunning), or
+**    "grandRatio": that ratio itself; with neither, the sums of the
+**              scenario's queues' counts of the task's gshare,
 **    "queues": {"QUEUE": {"trr", "nqUser", "nrUser", "nUsers",
 **               "taskFailed", "taskClosed", "taskFinished"}}}
 ** Every key is optional (counts 0). A queue missing from "queues" has no
@@ -53,7 +57,10 @@ int sca_is_analysis_scenario(json_t *root);
 ** "analysis" errors name their path, e.g. 'analysis.queues["Q"].trr:
 ** expected a number >= 0, got -1' (GB_ERANGE), 'analysis.queues["X"]: no
 ** queue of that name in queues' (GB_ENOTFOUND), 'analysis.owner.foo:
-** unknown field' (GB_EINVAL), 'analysis.taskClass: unknown value ...'.
+** unknown field' (GB_EINVAL), 'analysis.taskClass: unknown value ...',
+** 'analysis.grandRatio: give grandRatio or gridQueued and gridRunning,
+** not both' (GB_EINVAL), 'analysis.gridRunning: missing ...'
+** (GB_EMISSING, one of the two counts without the other).
 ** user_analysis of the owner's load is set when the task's gshare is
 ** "User Analysis" and shareTarget > 0 (the share throttle, AJ-04).
 ** Everything lives in `a`. Returns 0 or GB_E* with err.

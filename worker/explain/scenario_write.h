@@ -104,7 +104,9 @@ json_t *scw_jobs(long long now, unsigned long long seed,
 /*
 ** An analysis scenario (scenario_analysis.h): scw_jobs of an analysis
 ** request (r->an.is_analysis) plus "analysis": {owner (st->user),
-** taskClass (tclass), queues (st->queues at grid queues)}. The parser
+** taskClass (tclass), gridQueued and gridRunning (st->grid_queued,
+** st->grid_running; NULL when either is not finite), queues (st->queues
+** at grid queues)}. The parser
 ** derives st->user.task_class (= tclass) and st->user.user_analysis (the
 ** gshare is "User Analysis" and shareTarget > 0), so a state that says
 ** otherwise is refused (NULL); so are a production request, two loads for

@@ -12,7 +12,9 @@
 ** can then drift from gm_parse_sw), and the analysis state's per-queue
 ** loads, of which only those at grid queues are written (the parser
 ** refuses a load naming no queue of the grid, and gm_analysis_resolve
-** never reads one).
+** never reads one). The gshare's grid-wide counts (AJ-11) are always
+** written as gridQueued and gridRunning, never left for the parser to
+** sum from the queues.
 */
 #include "explain/scenario_write.h"
 
@@ -384,6 +386,11 @@ static json_t *analysis_json(const struct gm_grid *g,
 			    scw_object(fields, OWNER, &st->user, 0));
 	bad = bad || ju_set(o, "taskClass",
 			    json_string(gm_task_class_name(tclass)));
+	/* AJ-11: always the counts, never left to the parser's sum of the
+	** queues (the worker's sum is over every queue_counts row); a
+	** count that is not finite is refused by scw_num. */
+	bad = bad || ju_set(o, "gridQueued", scw_num(st->grid_queued));
+	bad = bad || ju_set(o, "gridRunning", scw_num(st->grid_running));
 	bad = bad || ju_set(o, "queues", aqueues_json(g, st));
 	return scw_done(o, bad);
 }

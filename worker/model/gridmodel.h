@@ -138,9 +138,10 @@ int gm_task_class_parse(const char *s);                /* -1 unknown */
 
 /*
 ** What the analysis brokerage reads besides the grid, for one request:
-** the owner's load (AJ-01..AJ-04) and, per queue name, the owner's load
-** there and the task's recent outcomes there. A queue missing from
-** `queues` has zero user load, no recent outcomes and trr 0.
+** the owner's load (AJ-01..AJ-04), the task's gshare over the whole grid
+** (AJ-11) and, per queue name, the owner's load there and the task's
+** recent outcomes there. A queue missing from `queues` has zero user
+** load, no recent outcomes and trr 0.
 */
 struct gm_analysis_queue {
 	const char *name;
@@ -152,6 +153,10 @@ struct gm_analysis_queue {
 
 struct gm_analysis_state {
 	struct an_user_load user;   /* complete: AJ-01..AJ-04 inputs */
+	/* AJ-11: the task's gshare at every queue of the grid, queued =
+	** defined + assigned + activated + starting, and running; their
+	** ratio is PanDA's grandRatio (none when grid_running is 0). */
+	double grid_queued, grid_running;
 	const struct gm_analysis_queue *queues;
 	size_t nqueues;
 };
@@ -194,8 +199,10 @@ struct gm_analysis_grid {
 ** and nusers from st), the task's outcomes. `*t` gets the ab_task of r
 ** (r->an fields, task class `tclass`, user_analysis when r->t.gshare is
 ** "User Analysis" or "Express Analysis", nj = r->njobs, the input disk
-** count = the largest job input in MB). Returns 0, GB_EINVAL (NULL
-** arguments, r not an analysis request, njobs 0) or GB_ENOMEM.
+** count = the largest job input in MB, grand_ratio = st->grid_queued /
+** st->grid_running, NAN when grid_running is 0). Returns 0, GB_EINVAL
+** (NULL arguments, r not an analysis request, njobs 0, a grid count
+** negative or not finite) or GB_ENOMEM.
 */
 int gm_analysis_resolve(const struct gm_grid *g, const struct jb_queue *queues,
 		    const struct gm_request *r, const struct gm_analysis_state *st,

@@ -2,9 +2,11 @@
 ** gridmodel_analysis.c — the analysis brokerage's input from the grid model:
 ** the words of the queue types and classes, and gm_analysis_resolve, which
 ** wraps the production view of each queue (gm_resolve) with what the
-** analysis rules read. Shared by `explain` (scenario_analysis.c) and the
+** analysis rules read (and turns the gshare's grid-wide counts into the
+** grandRatio of AJ-11). Shared by `explain` (scenario_analysis.c) and the
 ** worker (route_jobs.c), so both derive the engine's input one way.
 */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +81,9 @@ int gm_analysis_resolve(const struct gm_grid *g, const struct jb_queue *queues,
 	if (g == NULL || (g->nqueues && queues == NULL) || r == NULL ||
 	    st == NULL || a == NULL || out == NULL || t == NULL ||
 	    !r->an.is_analysis || r->njobs == 0 ||
-	    (st->nqueues && st->queues == NULL))
+	    (st->nqueues && st->queues == NULL) ||
+	    !(isfinite(st->grid_queued) && st->grid_queued >= 0) ||
+	    !(isfinite(st->grid_running) && st->grid_running >= 0))
 		return GB_EINVAL;
 	/* A sorted copy of the per-queue loads: one bsearch per queue
 	** instead of queues x loads comparisons. */
@@ -149,6 +153,10 @@ int gm_analysis_resolve(const struct gm_grid *g, const struct jb_queue *queues,
 		.included_sites = r->an.included_sites,
 		.nincluded = r->an.nincluded,
 		.avoid_vp = r->an.avoid_vp,
+		/* AJ-11: PanDA's grandRatio, None (NAN) without running. */
+		.grand_ratio = st->grid_running > 0
+				       ? st->grid_queued / st->grid_running
+				       : NAN,
 		.user_analysis = strcmp(gs, "User Analysis") == 0 ||
 				 strcmp(gs, "Express Analysis") == 0,
 		.task_class = tclass,

@@ -10,7 +10,9 @@
 ** 0005 (idx_jobs_user / idx_jobs_group for the owner, idx_jobs_user again
 ** for the distinct owners per queue, idx_jobs_started for the starts,
 ** idx_jobs_task for the task's outcomes), so a decision reads one row per
-** queue and figure, never the jobs themselves.
+** queue and figure, never the jobs themselves. The gshare's grid-wide
+** counts (AJ-11) are one SUM over queue_counts, which holds a row per
+** queue and gshare, not per job.
 **
 ** The per-queue rows of the four queries are collected in one heap array,
 ** sorted by queue name and merged (each query fills its own fields, so
@@ -48,6 +50,7 @@ enum sa_slot {
 	SA_NUSERS,
 	SA_TRR,
 	SA_TASK,
+	SA_GRID,
 	SA_DEL_OWNERS,
 	SA_DEL_SHARES,
 	SA_DEL_CLASSES,
@@ -103,6 +106,12 @@ static const char SQL_TASK[] =
 	"SUM(status = 'finished') FROM jobs WHERE task_id = ? AND status IN "
 	"('failed', 'closed', 'finished') AND status_since > ? AND "
 	"status_since <= ? AND queue IS NOT NULL GROUP BY queue";
+
+/* AJ-11: the gshare at every queue of the grid, from the same
+** queue_counts rows as the per-queue counts the engine compares. */
+static const char SQL_GRID[] =
+	"SELECT COALESCE(SUM(defined + assigned + activated + `starting`), 0), "
+	"COALESCE(SUM(running), 0) FROM queue_counts WHERE gshare = ?";
 
 static const char *const SQL_WIPE[] = {
 	"DELETE FROM analysis_owners",
@@ -367,6 +376,25 @@ static int user_state(struct st_db *db, const struct gm_request *r,
 	return GB_OK;
 }
 
+/* AJ-11: the gshare's grid-wide queued and running jobs. */
+static int grid_state(struct st_db *db, const char *gshare,
+		      struct gm_analysis_state *out)
+{
+	struct st_cols c;
+	int got = 0;
+	int rc = one_value(db, SA_GRID, SQL_GRID, ST_TEXT(gshare), "dd", &c,
+			   &got);
+	if (rc != GB_OK)
+		return rc;
+	out->grid_queued = got && !st_col_isnull(&c, 0) ? st_col_dbl(&c, 0) : 0;
+	out->grid_running = got && !st_col_isnull(&c, 1) ? st_col_dbl(&c, 1) : 0;
+	if (!st_finite_nonneg(out->grid_queued) ||
+	    !st_finite_nonneg(out->grid_running))
+		return st_failf(db, GB_ERANGE,
+				"queue_counts of %s: a negative sum", gshare);
+	return GB_OK;
+}
+
 /* ---- the state of one request -------------------------------------------- */
 
 #define AQ(f) offsetof(struct gm_analysis_queue, f)
@@ -428,6 +456,8 @@ int st_analysis_state(struct st_db *db, const struct gm_request *r,
 		rc = per_queue(db, SA_TASK, SQL_TASK, &args, off_task, 3, &x,
 			       NULL);
 
+	if (rc == GB_OK)
+		rc = grid_state(db, r->t.gshare, out);
 	if (rc == GB_OK)
 		rc = user_state(db, r, tot, &out->user, tclass);
 	if (rc == GB_OK)

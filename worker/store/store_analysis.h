@@ -30,7 +30,12 @@
 **  - the task's outcomes (AJ-18): its jobs at the queue whose status is
 **    failed, closed or finished and whose status_since is in
 **    (now - TW_DONE_JOB_STAT h, now];
-**  - a task without a task_classes row is class B.
+**  - a task without a task_classes row is class B;
+**  - the gshare's grid-wide counts (AJ-11's grandRatio) = the sums of
+**    defined + assigned + activated + starting and of running over every
+**    queue_counts row of the task's gshare, the rows the per-queue counts
+**    come from (a row of a queue not in queues counts too: PanDA's ratio
+**    is over every site with jobs).
 */
 #ifndef GB_STORE_ANAL_H
 #define GB_STORE_ANAL_H
@@ -45,7 +50,8 @@
 /*
 ** The analysis state for request `r` (r->an.is_analysis, r->an.user set;
 ** r->t.gshare set): out->user complete for an_throttle_check (except
-** task_class, which *tclass gets), and one gm_analysis_queue for every queue
+** task_class, which *tclass gets), grid_queued and grid_running of
+** r->t.gshare, and one gm_analysis_queue for every queue
 ** where any of its numbers is non-zero (others are all zero), names in
 ** `a`. `set` gives TW_DONE_JOB_STAT (NULL = catalogue default). Reads
 ** only; meant for the decision's transaction. Returns 0, GB_EINVAL (NULL

@@ -62,6 +62,7 @@ static struct fx *fx_new(void)
 	f->t.user_analysis = 1;
 	f->t.task_class = AN_CLASS_A;
 	f->t.nj = 10;
+	f->t.grand_ratio = 1; /* AJ-11: as many queued as running */
 	f->set.kv = f->kv;
 	return f;
 }
@@ -566,21 +567,48 @@ static void test_aj08_locality_suppressed(void **state)
 	free(f);
 }
 
-/* AJ-11 */
+/* AJ-11: PanDA's overload test, queued > OVERLOAD_MIN_QUEUE and (running
+** == 0 or queued / running > OVERLOAD_RATIO_OFFSET x grandRatio). Each
+** boundary has a row on each side: queued 20 vs 21 (with running 0 and
+** with a ratio far above the limit), running 0 (also when the grid has
+** nothing running: grandRatio NAN), the ratio exactly at 1.2 x grandRatio
+** (150 / 100 = 1.5 = 1.2 x 1.25, exact in binary) vs just above (151 /
+** 100), and the two parameters moved. Ratios stay below AJ-19's 2 x
+** running, so a kept queue survives every row. */
 static void test_aj11_vp_overload_boundary(void **state)
 {
 	(void)state;
 	static const struct {
-		double running, queued;
+		double min_queue, offset; /* 0: the catalogue's 20 and 1.2 */
+		double grand, running, queued;
 		int kept;
 	} rows[] = {
-		{100, 120, 1}, /* max(20, 1.2 x 100) = 120 */
-		{100, 121, 0},
-		{0, 20, 1},    /* max(20, 0) = 20 */
-		{0, 21, 0},
+		{0, 0, 1, 0, 20, 1},        /* 20 is not > 20 */
+		{0, 0, 1, 0, 21, 0},        /* > 20 and nothing running */
+		{0, 0, NAN, 0, 20, 1},      /* grid runs nothing: the same */
+		{0, 0, NAN, 0, 21, 0},
+		{0, 0, 0.1, 100, 20, 1},    /* 0.2 > 0.12, but 20 is not > 20 */
+		{0, 0, 0.1, 100, 21, 0},    /* 0.21 > 0.12 */
+		{0, 0, 1.25, 100, 150, 1},  /* 1.5 is not > 1.2 x 1.25 = 1.5 */
+		{0, 0, 1.25, 100, 151, 0},  /* 1.51 > 1.5 */
+		{0, 0, 1.25, 1, 21, 0},     /* 21 > 1.5 */
+		{0, 0, 0, 100, 21, 0},      /* grid queues nothing: limit 0 */
+		{0, 0, NAN, 100, 150, 1},   /* NAN limit with running: kept */
+		{50, 0, 1, 30, 50, 1},      /* OVERLOAD_MIN_QUEUE 50; 50 / 30 */
+		{50, 0, 1, 30, 51, 0},      /* is above 1.2 x 1 in both */
+		{0, 2, 0.75, 100, 150, 1},  /* OVERLOAD_RATIO_OFFSET 2: 1.5 */
+		{0, 2, 0.75, 100, 151, 0},
 	};
 	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
 		struct fx *f = fx_new();
+		if (rows[k].min_queue > 0)
+			fx_param(f, "OVERLOAD_MIN_QUEUE", rows[k].min_queue);
+		if (rows[k].offset > 0)
+			fx_param(f, "OVERLOAD_RATIO_OFFSET", rows[k].offset);
+		double min_queue = rows[k].min_queue > 0 ? rows[k].min_queue
+							 : 20;
+		double offset = rows[k].offset > 0 ? rows[k].offset : 1.2;
+		f->t.grand_ratio = rows[k].grand;
 		fx_add(f, "BASE");
 		struct ab_queue *vp = fx_add(f, "VP");
 		vp->is_vp = 1;
@@ -593,12 +621,23 @@ static void test_aj11_vp_overload_boundary(void **state)
 		fx_run(f);
 		if (rows[k].kept) {
 			assert_alive(f, "VP");
-		} else {
-			const struct dec_reason *r = assert_dropped(
-				f, "VP", "AJ-11", "overloaded_vp");
+			free(f);
+			continue;
+		}
+		const struct dec_reason *r =
+			assert_dropped(f, "VP", "AJ-11", "overloaded_vp");
+		if (rows[k].running == 0) {
+			/* queued against OVERLOAD_MIN_QUEUE, running 0 */
 			assert_near(r->v[0], rows[k].queued, 0);
-			assert_near(r->v[1], rows[k].queued - 1, 1e-12);
-			assert_near(r->v[2], rows[k].running, 0);
+			assert_near(r->v[1], min_queue, 0);
+			assert_near(r->v[2], 0, 0);
+		} else {
+			/* the ratio against its limit, then the counts */
+			assert_near(r->v[0], rows[k].queued / rows[k].running,
+				    0);
+			assert_near(r->v[1], offset * rows[k].grand, 0);
+			assert_near(r->v[2], rows[k].queued, 0);
+			assert_near(r->v[3], rows[k].running, 0);
 		}
 		free(f);
 	}
@@ -1001,6 +1040,19 @@ static void test_ab_broker_rejects_bad_input(void **state)
 	assert_int_equal(ab_broker(&f->t, f->q, f->n, NULL, NOW, f->cands,
 				   &f->d, &f->plan),
 			 GB_EINVAL);
+	f->q[0].load.nq = 10;
+	/* AJ-11: grandRatio NAN or finite >= 0 */
+	static const double bad_ratio[] = {-1, INFINITY};
+	for (size_t k = 0; k < 2; k++) {
+		f->t.grand_ratio = bad_ratio[k];
+		assert_int_equal(ab_broker(&f->t, f->q, f->n, NULL, NOW,
+					   f->cands, &f->d, &f->plan),
+				 GB_EINVAL);
+	}
+	f->t.grand_ratio = NAN;
+	assert_int_equal(ab_broker(&f->t, f->q, f->n, NULL, NOW, f->cands,
+				   &f->d, &f->plan),
+			 GB_OK);
 	free(f);
 }
 

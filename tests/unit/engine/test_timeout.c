@@ -10,7 +10,9 @@
 ** header): TO-08 over TO-09, TO-05/TO-06 over TO-09, TO-05 over TO-06,
 ** TO-09 over TO-11. TO-13 uses the reference example (nQ 100, nR 10,
 ** total 200, threshold 20, ratio 3, fraction 0.3 -> excess 40) and one
-** boundary per threshold.
+** boundary per threshold. TO-14 (one event per timed-out job) runs each
+** rule's job through a model of the worker's scan: no event at the limit,
+** one the second after, none again for that attempt.
 */
 #include "gbtest.h"
 
@@ -427,6 +429,133 @@ static void test_to_order_first_rule_wins(void **state)
 	run_cases(cases, N(cases));
 }
 
+/* ---- TO-14: one event per timed-out job -------------------------------- */
+
+/* The worker's scan as the test models it (store_panda.c): a job is looked
+** at when its check time (to_next_check) comes; a verdict is one
+** job.timeout event, and the action moves the job in the same transaction
+** (reassign: pending, a new attempt; fail: failed; kill: cancelled) with
+** its status changed at the scan's time. */
+static enum to_status after_action(enum to_action a)
+{
+	return a == TO_ACT_REASSIGN ? TO_ST_PENDING
+	       : a == TO_ACT_FAIL   ? TO_ST_FAILED
+				    : TO_ST_CANCELLED;
+}
+
+/* One scan at `t`: 1 and the job moved when a rule fires, else 0. */
+static int scan(struct to_job *j, const struct to_queue *q,
+		const struct prm_set *set, long long t, const char **rule,
+		enum to_action *act)
+{
+	struct to_verdict v;
+	int rc = to_check(j, q, set, t, &v);
+	assert_true(rc == 0 || rc == 1);
+	if (rc == 1) {
+		*rule = v.rule;
+		*act = v.action;
+		j->status = after_action(v.action);
+		j->status_since = t;
+	}
+	return rc;
+}
+
+/* 10000 h without a heartbeat before TO-09 fires: out of the way. */
+static const struct prm_kv hb_off_kv[] = {{"HEARTBEAT_TIMEOUT", 10000}};
+static const struct prm_set hb_off = {hb_off_kv, 1};
+
+/* TO-14: every rule's job gives no event up to its limit and exactly one
+** event the second after (the check time to_next_check gives); after its
+** action no scan gives that attempt a second event: a failed or cancelled
+** job never fires again, a reassigned one only as a new attempt once
+** TO-01's hour is over (3600 s: none; 3601 s: the new attempt's). */
+static void test_to14_one_event_per_timeout(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *rule;
+		enum to_action act;
+		struct to_job j;   /* times relative to NOW, added below */
+		long long qstart;  /* the queue's last start, rel. to NOW */
+		long long fire;    /* first second with an event, - NOW */
+		const struct prm_set *set; /* NULL: the catalogue's */
+	} rows[] = {
+		{"TO-01", TO_ACT_REASSIGN, {.status = TO_ST_PENDING}, -MIN,
+		 HOUR + 1, NULL},
+		{"TO-02", TO_ACT_REASSIGN, {.status = TO_ST_DEFINED}, -MIN,
+		 4 * HOUR + 1, NULL},
+		{"TO-03", TO_ACT_REASSIGN, {.status = TO_ST_ASSIGNED}, -MIN,
+		 12 * HOUR + 1, NULL},
+		{"TO-04", TO_ACT_KILL, {.status = TO_ST_THROTTLED}, -MIN,
+		 7 * DAY + 1, NULL},
+		{"TO-05", TO_ACT_REASSIGN, {.status = TO_ST_ACTIVATED}, -MIN,
+		 2 * DAY + 1, NULL},
+		/* high priority, the queue's last start 3 h ago; no
+		** heartbeat, so TO-09 is kept quiet by its parameter */
+		{"TO-06", TO_ACT_REASSIGN,
+		 {.status = TO_ST_STARTING, .current_priority = 800},
+		 -3 * HOUR, 4 * HOUR + 1, &hb_off},
+		{"TO-07", TO_ACT_FAIL, {.status = TO_ST_SENT}, -MIN,
+		 30 * MIN + 1, NULL},
+		/* created 21 days - 10 min ago; TO-09 kept quiet */
+		{"TO-08", TO_ACT_KILL,
+		 {.status = TO_ST_RUNNING, .created_at = -21 * DAY + 10 * MIN},
+		 -MIN, 10 * MIN + 1, &hb_off},
+		{"TO-09", TO_ACT_FAIL, {.status = TO_ST_RUNNING}, -MIN,
+		 2 * HOUR + 1, NULL},
+		{"TO-10", TO_ACT_FAIL, {.status = TO_ST_HOLDING}, -MIN,
+		 48 * HOUR + 1, NULL},
+		{"TO-11", TO_ACT_FAIL, {.status = TO_ST_TRANSFERRING}, -MIN,
+		 6 * DAY + 1, NULL},
+	};
+	for (size_t i = 0; i < N(rows); i++) {
+		struct to_job j = rows[i].j;
+		j.job_id = 42;
+		j.status_since = NOW;
+		j.created_at = NOW + j.created_at;
+		struct to_queue q = {.last_start = NOW + rows[i].qstart};
+		const struct prm_set *set = rows[i].set;
+		const char *rule = NULL;
+		enum to_action act = TO_ACT_NONE;
+		long long at = 0;
+		int events = 0;
+		/* the worker looks again at the second the rule can fire */
+		assert_int_equal(to_next_check(&j, &q, set, NOW, &at), 1);
+		if (at != NOW + rows[i].fire)
+			fail_msg("%s: next check at NOW%+lld, expected %+lld",
+				 rows[i].rule, at - NOW, rows[i].fire);
+		/* at the limit: no event; one second past: one */
+		events += scan(&j, &q, set, at - 1, &rule, &act);
+		assert_int_equal(events, 0);
+		events += scan(&j, &q, set, at, &rule, &act);
+		assert_int_equal(events, 1);
+		assert_string_equal(rule, rows[i].rule);
+		assert_int_equal(act, rows[i].act);
+		/* the same and the next scans give the moved job nothing */
+		events += scan(&j, &q, set, at, &rule, &act);
+		events += scan(&j, &q, set, at + 1, &rule, &act);
+		if (rows[i].act != TO_ACT_REASSIGN) {
+			/* final: never another event, nor a check time */
+			assert_int_equal(to_next_check(&j, &q, set, at, &at),
+					 0);
+			events += scan(&j, &q, set, NOW + 365 * DAY, &rule,
+				       &act);
+			assert_int_equal(events, 1);
+			continue;
+		}
+		/* pending since `at`: TO-01 at exactly 1 h nothing, 1 s
+		** later the new attempt's one event */
+		long long next = 0;
+		assert_int_equal(to_next_check(&j, &q, set, at, &next), 1);
+		assert_true(next == at + HOUR + 1);
+		events += scan(&j, &q, set, at + HOUR, &rule, &act);
+		assert_int_equal(events, 1);
+		events += scan(&j, &q, set, at + HOUR + 1, &rule, &act);
+		assert_int_equal(events, 2);
+		assert_string_equal(rule, "TO-01");
+	}
+}
+
 static void test_to_verdict_fields(void **state)
 {
 	(void)state;
@@ -636,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_to12_paused_disable_reassign_exempt),
 		cmocka_unit_test(test_to_final_statuses_never_fire),
 		cmocka_unit_test(test_to_order_first_rule_wins),
+		cmocka_unit_test(test_to14_one_event_per_timeout),
 		cmocka_unit_test(test_to_verdict_fields),
 		cmocka_unit_test(test_to_status_and_action_names),
 		cmocka_unit_test(test_to_check_einval),

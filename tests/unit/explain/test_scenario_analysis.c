@@ -82,6 +82,15 @@ static const struct fexpect files[] = {
 		 {"ANALY_SLAC", NULL, NULL, 0.002 * 5.5 / 47.5, 0},
 		 {"ANALY_SWT2_LOWMEM", "AJ-13", "highmemory", 0, 0},
 	 }},
+	/* AJ-11: grandRatio 25000 / 20000 = 1.25, limit 1.2 x 1.25 = 1.5;
+	** W_q = (max_q_len - 4/2) / (15 + 5 - 4), W_s 4 */
+	{"analysis-overload.json", 0, NULL, NULL, 0, 0, DEC_ASSIGNED, 0,
+	 {
+		 {"ANALY_AGLT2", NULL, NULL, 4 * 13 / 16.0, 3},
+		 {"ANALY_MWT2_VP", "AJ-11", "overloaded_vp", 0, 0},
+		 {"ANALY_BNL_VP", NULL, NULL, 4 * 3 / 16.0, 1},
+		 {"ANALY_SWT2_VP", "AJ-11", "overloaded_vp", 0, 0},
+	 }},
 };
 
 static void load_file(const char *file, struct arena *a,
@@ -135,6 +144,31 @@ static void check_queue(const struct fexpect *x, const struct qexpect *e,
 			 e->njobs);
 }
 
+/* The text `explain` prints for `r`: its record rendered (free it). */
+static char *render(const struct md_analysis *r, const char *outcome)
+{
+	char *rec = rec_analysis(r);
+	assert_non_null(rec);
+	json_t *j = json_loads(rec, 0, NULL);
+	assert_non_null(j);
+	free(rec);
+	const struct rn_head h = {.kind = "analysis", .subject = "1",
+				  .outcome = outcome};
+	char *buf = rn_render(&h, j);
+	assert_non_null(buf);
+	json_decref(j);
+	return buf;
+}
+
+/* Parse `root` as an analysis scenario; a refusal fails the test. */
+static void parse_ok(json_t *root, struct arena *a, struct sca_scenario *sc,
+		     const char *what)
+{
+	char err[512] = "";
+	if (sca_parse_scenario(root, a, sc, err, sizeof(err)) != GB_OK)
+		fail_msg("%s: %s", what, err);
+}
+
 /* The JSON and the table say what the result says. */
 static void check_render(const struct fexpect *x, const struct md_analysis *r)
 {
@@ -173,20 +207,8 @@ static void check_render(const struct fexpect *x, const struct md_analysis *r)
 	}
 	json_decref(j);
 
-	char *rec = rec_analysis(r);
-	assert_non_null(rec);
-	j = json_loads(rec, 0, NULL);
-	assert_non_null(j);
-	free(rec);
-	const struct rn_head h = {
-		.kind = "analysis",
-		.subject = "1",
-		.outcome = x->throttled ? "throttled"
-					: dec_outcome_name(x->outcome),
-	};
-	char *buf = rn_render(&h, j);
-	assert_non_null(buf);
-	json_decref(j);
+	char *buf = render(r, x->throttled ? "throttled"
+					   : dec_outcome_name(x->outcome));
 	assert_non_null(strstr(buf, "-- throttle (AJ-01..AJ-04)"));
 	if (x->throttled) {
 		char line[128];
@@ -235,6 +257,43 @@ static void test_examples(void **state)
 		check_render(x, &r);
 		arena_free(&a);
 	}
+}
+
+/* AJ-11 in analysis-overload.json: the numbers each refusal compared,
+** and the text `explain` prints with them. */
+static void test_overload_numbers(void **state)
+{
+	(void)state;
+	struct arena a;
+	arena_init(&a, ARENA_CAP);
+	struct sca_scenario sc;
+	struct md_analysis r;
+	load_file("analysis-overload.json", &a, &sc);
+	assert_near(sc.state.grid_queued, 25000, 0);
+	assert_near(sc.state.grid_running, 20000, 0);
+	assert_int_equal(sca_run(&sc, &a, &r), GB_OK);
+	assert_near(r.task.grand_ratio, 1.25, 0);
+	/* ratio 190 / 100 against 1.2 x 1.25, then queued and running */
+	const struct dec_reason *m = &r.dec.cands[find(&r, "ANALY_MWT2_VP")]
+					      .reasons[0];
+	assert_near(m->v[0], 1.9, 0);
+	assert_near(m->v[1], 1.5, 0);
+	assert_near(m->v[2], 190, 0);
+	assert_near(m->v[3], 100, 0);
+	/* nothing running: queued against OVERLOAD_MIN_QUEUE */
+	const struct dec_reason *w = &r.dec.cands[find(&r, "ANALY_SWT2_VP")]
+					      .reasons[0];
+	assert_near(w->v[0], 25, 0);
+	assert_near(w->v[1], 20, 0);
+	assert_near(w->v[2], 0, 0);
+	char *buf = render(&r, "assigned");
+	assert_non_null(strstr(buf, "queued / running 1.9 > 1.5 = "
+				    "OVERLOAD_RATIO_OFFSET x grandRatio, "
+				    "with 190 queued"));
+	assert_non_null(strstr(buf, "25 queued > OVERLOAD_MIN_QUEUE 20 and "
+				    "0 running"));
+	free(buf);
+	arena_free(&a);
 }
 
 /* ---- parser ---------------------------------------------------------------- */
@@ -359,7 +418,84 @@ static const struct err_case errors[] = {
 	{"analysis.queues.Q1.trr", "-2", GB_ERANGE,
 	 "analysis.queues[\"Q1\"].trr: "},
 	{"analysis.extra", "1", GB_EINVAL, "analysis.extra: unknown field"},
+	{"analysis.grandRatio", "-0.5", GB_ERANGE, "analysis.grandRatio: "},
+	{"analysis.gridQueued", "\"many\"", GB_ETYPE,
+	 "analysis.gridQueued: "},
+	{"analysis.gridRunning", "-1", GB_ERANGE, "analysis.gridRunning: "},
+	/* one count without the other, or the ratio with a count */
+	{"analysis.gridQueued", "10", GB_EMISSING,
+	 "analysis.gridRunning: missing (gridQueued and gridRunning go "
+	 "together)"},
+	{"analysis.gridRunning", "10", GB_EMISSING,
+	 "analysis.gridQueued: missing"},
 };
+
+/* AJ-11's grid-wide figures: the counts, the ratio (read as ratio per 1
+** running), or the sums of the queues' counts of the task's gshare. */
+static void test_grid_figures(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *queued, *running, *ratio; /* NULL: left out */
+		double want_q, want_r;
+	} rows[] = {
+		{"300", "200", NULL, 300, 200},
+		{"300", "0", NULL, 300, 0},
+		{NULL, NULL, "2.5", 2.5, 1},
+		{NULL, NULL, "0", 0, 1},
+		/* neither: base's queues, Q1 10 running and nothing queued
+		** in User Analysis (Q2 has no counts) */
+		{NULL, NULL, NULL, 0, 10},
+		{"null", "null", NULL, 0, 10},
+	};
+	for (size_t i = 0; i < N(rows); i++) {
+		json_t *root = load_text(base);
+		if (rows[i].queued)
+			apply_patch(root, "analysis.gridQueued", rows[i].queued);
+		if (rows[i].running)
+			apply_patch(root, "analysis.gridRunning",
+				    rows[i].running);
+		if (rows[i].ratio)
+			apply_patch(root, "analysis.grandRatio", rows[i].ratio);
+		struct arena a;
+		arena_init(&a, ARENA_CAP);
+		struct sca_scenario sc;
+		parse_ok(root, &a, &sc, "a grid figures row");
+		assert_near(sc.state.grid_queued, rows[i].want_q, 0);
+		assert_near(sc.state.grid_running, rows[i].want_r, 0);
+		json_decref(root);
+		arena_free(&a);
+	}
+	/* a queue of another gshare adds nothing to the sums */
+	json_t *root = load_text(base);
+	apply_patch(root, "queues[1].jobs",
+		    "{\"MC Simul\": {\"running\": 7, \"defined\": 9},"
+		    " \"User Analysis\": {\"defined\": 1, \"assigned\": 2,"
+		    " \"activated\": 3, \"starting\": 4, \"running\": 5,"
+		    " \"transferring\": 100}}");
+	struct arena a;
+	arena_init(&a, ARENA_CAP);
+	struct sca_scenario sc;
+	parse_ok(root, &a, &sc, "two gshares");
+	assert_near(sc.state.grid_queued, 10, 0);
+	assert_near(sc.state.grid_running, 15, 0);
+	json_decref(root);
+	arena_free(&a);
+
+	/* the ratio and the counts together: which one would count? */
+	root = load_text(base);
+	apply_patch(root, "analysis.grandRatio", "1");
+	apply_patch(root, "analysis.gridQueued", "1");
+	apply_patch(root, "analysis.gridRunning", "1");
+	arena_init(&a, ARENA_CAP);
+	char err[512] = "";
+	assert_int_equal(sca_parse_scenario(root, &a, &sc, err, sizeof(err)),
+			 GB_EINVAL);
+	assert_string_equal(err, "analysis.grandRatio: give grandRatio or "
+				 "gridQueued and gridRunning, not both");
+	json_decref(root);
+	arena_free(&a);
+}
 
 static void test_errors(void **state)
 {
@@ -527,7 +663,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_examples),
+		cmocka_unit_test(test_overload_numbers),
 		cmocka_unit_test(test_valid_base),
+		cmocka_unit_test(test_grid_figures),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_not_analysis),
 		cmocka_unit_test(test_analysis_grid),

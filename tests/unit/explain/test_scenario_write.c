@@ -504,7 +504,8 @@ static json_t *anal_max(void)
 		    " \"queuedCores\": 4, \"quotaExceeded\": false,"
 		    " \"shareUsage\": 5e-324, \"shareTarget\": 40,"
 		    " \"hiSiteSlots\": 6},"
-		    " \"taskClass\": \"C\","
+		    " \"taskClass\": \"C\", \"gridQueued\": 7.25,"
+		    " \"gridRunning\": 0.1,"
 		    " \"queues\": {\"Q1\": {\"trr\": 0.5, \"nqUser\": 1,"
 		    "  \"nrUser\": 2, \"nUsers\": 3, \"taskFailed\": 4,"
 		    "  \"taskClosed\": 5, \"taskFinished\": 6.25},"
@@ -518,7 +519,8 @@ static const char *const jobs_files[] = {
 	"jobs-disk-units.json", NULL};
 static const char *const anal_files[] = {"analysis-assign.json",
 					 "analysis-locality-retry.json",
-					 "analysis-throttled.json", NULL};
+					 "analysis-throttled.json",
+					 "analysis-overload.json", NULL};
 
 static void test_jobs(void **state)
 {
@@ -570,7 +572,44 @@ static void test_analysis(void **state)
 	assert_true(s2.state.user.user_analysis);
 	assert_int_equal(s2.job.req.an.ram_per_core, 0);
 	assert_int_equal(s2.state.nqueues, 2);
+	assert_true(s2.state.grid_queued == 7.25);
+	assert_true(s2.state.grid_running == 0.1);
 	json_decref(f);
+
+	/* AJ-11: grandRatio r is written as r queued per 1 running, the
+	** queues' sums and a grid with nothing running as they are; each
+	** decides the same again. */
+	static const struct {
+		const char *key, *value;
+		double q, r;
+	} grid[] = {
+		{"grandRatio", "0.3", 0.3, 1},
+		{"gridQueued", NULL, 5, 0},
+		{NULL, NULL, 0, 0.1}, /* Q1's User Analysis counts */
+	};
+	for (size_t i = 0; i < sizeof(grid) / sizeof(grid[0]); i++) {
+		f = anal_max();
+		apply_patch(f, "analysis.gridQueued", NULL);
+		apply_patch(f, "analysis.gridRunning", NULL);
+		if (grid[i].key && grid[i].value) {
+			apply_patch(f, "analysis.grandRatio", grid[i].value);
+		} else if (grid[i].key) {
+			apply_patch(f, "analysis.gridQueued", "5");
+			apply_patch(f, "analysis.gridRunning", "0");
+		}
+		jobs_parse(f, a, &s1, 1);
+		json_t *w = jobs_write(&s1, 1);
+		assert_non_null(w);
+		json_t *an = json_object_get(w, "analysis");
+		assert_true(json_number_value(json_object_get(an, "gridQueued")) ==
+			    grid[i].q);
+		assert_true(json_number_value(json_object_get(
+				    an, "gridRunning")) == grid[i].r);
+		assert_null(json_object_get(an, "grandRatio"));
+		jobs_round(NULL, a, &s1, &s2, 1);
+		json_decref(w);
+		json_decref(f);
+	}
 }
 
 /* Values the job formats cannot say: a time after now is written as age
