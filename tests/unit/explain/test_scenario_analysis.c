@@ -91,6 +91,14 @@ static const struct fexpect files[] = {
 		 {"ANALY_BNL_VP", NULL, NULL, 4 * 3 / 16.0, 1},
 		 {"ANALY_SWT2_VP", "AJ-11", "overloaded_vp", 0, 0},
 	 }},
+	/* AJ-12 with RC-05's ALL path: the image's source path from the
+	** ALL queue forward-matches MWT2's containers entry, not AGLT2's;
+	** the lone survivor gets W_s 4 x W_q 1 and every job. */
+	{"analysis-container.json", 0, NULL, NULL, 0, 0, DEC_ASSIGNED, 0,
+	 {
+		 {"ANALY_MWT2", NULL, NULL, 4, 4},
+		 {"ANALY_AGLT2", "RC-05", "container", 0, 0},
+	 }},
 };
 
 static void load_file(const char *file, struct arena *a,

@@ -520,7 +520,8 @@ static const char *const jobs_files[] = {
 static const char *const anal_files[] = {"analysis-assign.json",
 					 "analysis-locality-retry.json",
 					 "analysis-throttled.json",
-					 "analysis-overload.json", NULL};
+					 "analysis-overload.json",
+					 "analysis-container.json", NULL};
 
 static void test_jobs(void **state)
 {
