@@ -585,6 +585,17 @@ static const struct expect examples[] = {
 	 "AGLT2_MCORE:PJ-17:disk,SARA-MATRIX_MCORE:PJ-12:diskIO",
 	 "disk 3000 MB >= 2900 MB: maxwdir 2900 MB x task/queue cores 1",
 	 NULL},
+	/* PJ-25: t1Weight -0.5 < 0 keeps normal jobs at the nucleus. */
+	{"jobs-t1weight.json", DEC_ASSIGNED, "BNL_PROD_UCORE",
+	 "AGLT2_UCORE:PJ-25:t1weight,MWT2_UCORE:PJ-25:t1weight,"
+	 "NET2_UCORE:PJ-25:t1weight,SWT2_CPB_UCORE:PJ-25:t1weight,"
+	 "OU_OCHEP_SWT2_UCORE:PJ-25:t1weight,TRIUMF_UCORE:PJ-25:t1weight,"
+	 "BNL_PROD_TEST_UCORE:PJ-01:test_queue,"
+	 "OU_OSCER_ATLAS_UCORE:PJ-04:status,UTA_SWT2_UCORE:PJ-05:link_blocked,"
+	 "WT2_SCORE:PJ-13:cpucore,IU_OSG_AUTO_UCORE:RC-01:no_sw,"
+	 "SLAC_UCORE:PJ-15:highmemory,CA-SFU-T2_UCORE:PJ-17:disk,"
+	 "CA-VICTORIA_UCORE:PJ-18:space,LUCILLE_UCORE:PJ-21:longwalltime",
+	 "t1Weight -0.5 < 0: only queues at the nucleus", "BNL_PROD_UCORE"},
 	{"jobs-network.json", DEC_ASSIGNED,
 	 "CERN-PROD_UCORE,DESY-HH_UCORE,PIC_UCORE,GRIF_UCORE,"
 	 "BEIJING-LCG2_UCORE",

@@ -516,7 +516,7 @@ static json_t *anal_max(void)
 static const char *const jobs_files[] = {
 	"jobs-assign.json",  "jobs-container.json",    "jobs-network.json",
 	"jobs-pending.json", "jobs-release-auto.json", "jobs-numslots.json",
-	"jobs-disk-units.json", NULL};
+	"jobs-disk-units.json", "jobs-t1weight.json", NULL};
 static const char *const anal_files[] = {"analysis-assign.json",
 					 "analysis-locality-retry.json",
 					 "analysis-throttled.json",
