@@ -356,13 +356,18 @@ static int pilot_check(const struct cdt_pilot *p, struct cod_error *err)
 	if (!p->d.any[TQ_P_TAG])
 		for (size_t i = 0; i < p->d.required.n; i++)
 			if (!str_in(p->d.required.v[i], &p->d.want[TQ_P_TAG])) {
-				char f[40];
+				/* Shown sanitised: the value is the sender's
+				** and goes into logs and dead-letter headers. */
+				char f[40], shown[48];
+				const char *v = p->d.required.v[i];
 				snprintf(f, sizeof(f), "requiredTags[%zu]", i);
+				cod_sanitize(shown, sizeof(shown), v, strlen(v),
+					     40);
 				return cod_fail(err, GB_ERANGE, f,
 						"\"%s\" is not among tags "
 						"(required tags must be a "
 						"subset of the pilot's tags)",
-						p->d.required.v[i]);
+						shown);
 			}
 	return GB_OK;
 }
