@@ -86,6 +86,29 @@ int stq_name_ok(const char *s)
 	return s && s[0] && strlen(s) <= STQ_MAX_NAME_BYTES;
 }
 
+int stq_set_per_tq(struct st_db *db, enum stq_slot slot, const char *sql,
+		   const long long *ids, const long long *vals, size_t n)
+{
+	struct st_chunks ch;
+	int rc = GB_OK;
+	st_chunks_init(&ch, n, STQ_CASE_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		for (size_t i = 0; i < ch.k; i++) {
+			st_arg_ll(&ch.a, ids[ch.off + i]);
+			st_arg_ll(&ch.a, vals[ch.off + i]);
+		}
+		st_arg_nulls(&ch.a, 2 * (STQ_CASE_CHUNK - ch.k));
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, ids[ch.off + i]);
+		st_arg_nulls(&ch.a, STQ_CASE_CHUNK - ch.k);
+		MYSQL_STMT *s;
+		rc = st_run_n(db, STQ_SID(slot), sql, STQ_CASE_CHUNK, &ch.a,
+			      NULL, &s);
+	}
+	st_chunks_free(&ch);
+	return rc;
+}
+
 int stq_col_equals(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		   unsigned i, const char *str, size_t len)
 {

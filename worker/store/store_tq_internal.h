@@ -107,6 +107,20 @@ uint64_t stq_hash64(const char *s, size_t n);
 ** STQ_MAX_NAME_BYTES. */
 int stq_name_ok(const char *s);
 
+/* TQs per statement of stq_set_per_tq (CASE arms). */
+#define STQ_CASE_CHUNK 128
+
+/*
+** In the caller's transaction: one BIGINT column of task_queues set per TQ,
+** ids[0..n) (ascending: the lock order of store_tq_match.c) getting
+** vals[i], STQ_CASE_CHUNK TQs per statement. `sql` is
+** "UPDATE task_queues SET col = CASE tq_id " ST_PAIRS "END WHERE tq_id IN
+** (" ST_LIST ")", prepared in slot `slot`. The one writer of next_seq
+** (submission) and rm_next_seq (the removal log).
+*/
+int stq_set_per_tq(struct st_db *db, enum stq_slot slot, const char *sql,
+		   const long long *ids, const long long *vals, size_t n);
+
 /* Text column `i` compared with s[0..len) without copying it when it fit
 ** the fixed buffer; 1 equal, 0 different, negative a store error. */
 int stq_col_equals(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,

@@ -43,7 +43,6 @@
 #include "store/store_tq_internal.h"
 
 #define STQ_LOOKUP_CHUNK 256 /* hashes or ids per IN list */
-#define STQ_CASE_CHUNK 128   /* TQs per next_seq update (CASE arms) */
 #define STQ_CLAIM_WIDTH 64   /* the claim's IN list */
 #define STQ_CREATE_TRIES 3   /* create-or-lock rounds for one signature */
 #define STQ_SIG_START 1024   /* first size of the signature buffer */
@@ -591,30 +590,25 @@ static int insert_jobs(struct sub *x, const struct cdt_job *jobs, size_t n,
 static int advance_seqs(struct sub *x)
 {
 	struct idg *c = malloc((x->ng ? x->ng : 1) * sizeof(*c));
-	if (c == NULL)
-		return st_failf(x->db, GB_ENOMEM, "out of memory");
-	for (size_t i = 0; i < x->ng; i++)
-		c[i] = (struct idg){x->g[i].tq_id, i};
-	qsort(c, x->ng, sizeof(*c), cmp_idg);
-	struct st_chunks ch;
+	long long *ids = malloc((x->ng ? x->ng : 1) * sizeof(*ids));
+	long long *seqs = malloc((x->ng ? x->ng : 1) * sizeof(*seqs));
 	int rc = GB_OK;
-	st_chunks_init(&ch, x->ng, STQ_CASE_CHUNK);
-	while (st_chunks_next(&ch, &rc)) {
-		const struct idg *v = c + ch.off;
-		for (size_t i = 0; i < ch.k; i++) {
-			st_arg_ll(&ch.a, v[i].id);
-			st_arg_ll(&ch.a, x->g[v[i].g].next_seq);
+	if (c == NULL || ids == NULL || seqs == NULL)
+		rc = st_failf(x->db, GB_ENOMEM, "out of memory");
+	if (rc == GB_OK) {
+		for (size_t i = 0; i < x->ng; i++)
+			c[i] = (struct idg){x->g[i].tq_id, i};
+		qsort(c, x->ng, sizeof(*c), cmp_idg);
+		for (size_t i = 0; i < x->ng; i++) {
+			ids[i] = c[i].id;
+			seqs[i] = x->g[c[i].g].next_seq;
 		}
-		st_arg_nulls(&ch.a, 2 * (STQ_CASE_CHUNK - ch.k));
-		for (size_t i = 0; i < ch.k; i++)
-			st_arg_ll(&ch.a, v[i].id);
-		st_arg_nulls(&ch.a, STQ_CASE_CHUNK - ch.k);
-		MYSQL_STMT *s;
-		rc = st_run_n(x->db, STQ_SID(STQ_NEXT_SEQ), SQL_NEXT_SEQ,
-			      STQ_CASE_CHUNK, &ch.a, NULL, &s);
+		rc = stq_set_per_tq(x->db, STQ_NEXT_SEQ, SQL_NEXT_SEQ, ids,
+				    seqs, x->ng);
 	}
-	st_chunks_free(&ch);
 	free(c);
+	free(ids);
+	free(seqs);
 	return rc;
 }
 

@@ -25,7 +25,7 @@
 #include "gb_error.h"
 #include "store/store_tq_internal.h"
 
-#define STQ_RM_CHUNK 128    /* TQs per lock / advance statement */
+#define STQ_RM_CHUNK 128    /* TQs per lock statement */
 #define STQ_RM_PAGE 10000   /* rows per page of st_tq_removals_scan */
 
 static const char SQL_RM_LOCK[] =
@@ -114,37 +114,6 @@ static int number(struct st_db *db, struct st_tq_removal *rm,
 	return GB_OK;
 }
 
-/* Store every locked TQ's advanced rm_next_seq. */
-static int advance(struct st_db *db, const long long *ids,
-		   const long long *next, size_t k)
-{
-	struct st_chunks ch;
-	int rc = GB_OK;
-	st_chunks_init(&ch, k, STQ_RM_CHUNK);
-	while (st_chunks_next(&ch, &rc)) {
-		size_t m = 0;
-		for (size_t i = 0; i < ch.k; i++) {
-			if (next[ch.off + i] < 0)
-				continue;
-			st_arg_ll(&ch.a, ids[ch.off + i]);
-			st_arg_ll(&ch.a, next[ch.off + i]);
-			m++;
-		}
-		st_arg_nulls(&ch.a, 2 * (STQ_RM_CHUNK - m));
-		for (size_t i = 0; i < ch.k; i++)
-			if (next[ch.off + i] >= 0)
-				st_arg_ll(&ch.a, ids[ch.off + i]);
-		st_arg_nulls(&ch.a, STQ_RM_CHUNK - m);
-		MYSQL_STMT *s;
-		if (m > 0)
-			rc = st_run_n(db, STQ_SID(STQ_RM_ADVANCE),
-				      SQL_RM_ADVANCE, STQ_RM_CHUNK, &ch.a,
-				      NULL, &s);
-	}
-	st_chunks_free(&ch);
-	return rc;
-}
-
 int st_tq_log_removals(struct st_db *db, struct st_tq_removal *rm, size_t n,
 		       const char *cause, long long now)
 {
@@ -182,8 +151,16 @@ int st_tq_log_removals(struct st_db *db, struct st_tq_removal *rm, size_t n,
 	size_t k = 0;
 	if (rc == GB_OK)
 		rc = number(db, rm, ord, n, ids, next, &k);
+	/* The locked TQs' advanced rm_next_seq (a TQ gone has none). */
+	size_t m = 0;
+	for (size_t j = 0; j < k; j++)
+		if (next[j] >= 0) {
+			ids[m] = ids[j];
+			next[m++] = next[j];
+		}
 	if (rc == GB_OK)
-		rc = advance(db, ids, next, k);
+		rc = stq_set_per_tq(db, STQ_RM_ADVANCE, SQL_RM_ADVANCE, ids,
+				    next, m);
 	if (rc == GB_OK) {
 		struct st_rows t;
 		st_rows_init(&t, STQ_SID(STQ_INS_REMOVED), INS_REMOVED,
