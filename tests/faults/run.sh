@@ -157,15 +157,19 @@ declare -A INJECTED=([kill]=0 [rabbitmq]=0 [mariadb]=0 [pause]=0 [alarm]=0)
 worker_pid() { cat "$OUT/worker-$1.pid" 2>/dev/null; }
 
 # A worker to hit: a live, running (not paused) one. The kill and pause
-# faults count only when they hit one; they wait for a restarted worker.
-PAUSED=$OUT/paused
-: >"$PAUSED"
+# faults count only when they hit one; they wait for a restarted or resumed
+# worker. Pauses overlap (each lasts 3.5 heartbeats, faults come every few
+# seconds), so every worker can be paused at once: wait out one pause before
+# giving up. Each pause is a file of its own, so resuming one never rewrites
+# another's record.
+PAUSED=$OUT/paused.d
+mkdir -p "$PAUSED"
 live_worker() {
 	local i pid _
-	for _ in $(seq 100); do
+	for _ in $(seq $(( (HEARTBEAT * 7 / 2 + 20) * 10 ))); do
 		i=$((RANDOM % NWORKERS + 1))
 		pid=$(worker_pid "$i") || pid=
-		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && ! grep -qx "$pid" "$PAUSED"; then
+		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ ! -e "$PAUSED/$pid" ]; then
 			echo "$pid"
 			return 0
 		fi
@@ -181,9 +185,9 @@ fault_kill() {
 fault_pause() {
 	local pid
 	pid=$(live_worker) || fail "no live worker to pause"
+	: >"$PAUSED/$pid"
 	kill -STOP "$pid" || fail "SIGSTOP $pid"
-	echo "$pid" >>"$PAUSED"
-	( sleep $((HEARTBEAT * 7 / 2)); kill -CONT "$pid" 2>/dev/null; sed -i "/^$pid\$/d" "$PAUSED" ) &
+	( sleep $((HEARTBEAT * 7 / 2)); kill -CONT "$pid" 2>/dev/null; rm -f "$PAUSED/$pid" ) &
 }
 server_restart() { # WHICH PIDFILE-PATTERN N
 	local which=$1 n=$2 pid
