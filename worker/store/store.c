@@ -367,6 +367,7 @@ void st_close(struct st_db *db)
 	if (db == NULL)
 		return;
 	st_stmts_close(db);
+	stc_sw_free(db);
 	if (db->my)
 		mysql_close(db->my);
 	db->my = NULL;

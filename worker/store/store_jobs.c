@@ -516,22 +516,11 @@ int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
 
 /* ---- grid load ----------------------------------------------------------- */
 
-/* Parse a stored RC-01 dictionary into `a`. */
+/* A stored RC-01 dictionary, parsed once per text (store_swcache.c). */
 static int sw_parse(struct st_db *db, const char *json, const char *what,
 		    struct arena *a, const struct rc_sw **out)
 {
-	char err[256] = "";
-	struct rc_sw *sw = arena_alloc(a, sizeof(*sw));
-	if (sw == NULL)
-		return st_too_big(db, "sw dictionaries", 1);
-	int rc = gm_parse_sw_text(json, what, a, sw, err, sizeof(err));
-	if (rc == GB_ENOMEM || rc == GB_ETOOBIG)
-		return st_failf(db, GB_ETOOBIG, "%s: %s", what, err);
-	if (rc != GB_OK)
-		return st_failf(db, GB_ERANGE, "stored %s does not parse: %s",
-				what, err);
-	*out = sw;
-	return GB_OK;
+	return stc_sw_get(db, json, what, a, out);
 }
 
 /*
@@ -850,6 +839,7 @@ int st_jobs_grid_load(struct st_db *db, const struct gm_request *r,
 	for (size_t i = 0; i < r->njobs; i++)
 		if (r->jobs[i].ninputs && r->jobs[i].inputs == NULL)
 			return GB_EINVAL;
+	stc_sw_begin(db);
 	int rc = load_queues(db, r->t.gshare, a, out);
 	if (rc == GB_OK)
 		rc = load_links(db, r->t.nucleus, a, out);

@@ -444,6 +444,21 @@ static void test_focus(void **state)
 	json_decref(d);
 }
 
+/* A stored record's "bytes" is its own length, and the text is what a
+** dump of it writes (the size member is spliced in, decrec.c). */
+static void assert_record_bytes(const char *text)
+{
+	json_t *r = json_loads(text, 0, NULL);
+	assert_non_null(r);
+	json_t *rec = json_object_get(r, "record");
+	assert_int_equal(json_integer_value(json_object_get(rec, "bytes")),
+			 (json_int_t)strlen(text));
+	char *again = json_dumps(r, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	assert_string_equal(again, text);
+	free(again);
+	json_decref(r);
+}
+
 /* dr_finish: digest, stage cuts, and a bound that truncates the list into
 ** per-rule aggregates, which the text then shows. */
 static void test_record_bound(void **state)
@@ -479,12 +494,26 @@ static void test_record_bound(void **state)
 	assert_non_null(strstr(whole, "\"truncated\":false"));
 	assert_non_null(strstr(whole, "\"cut\":{\"rule\":\"TB-04\","
 				      "\"code\":\"space\",\"count\":200}"));
+	assert_record_bytes(whole);
 	free(whole);
+
+	/* A detail that has "record" before its other members takes the
+	** slow path (dump again); the size is still exact. */
+	json_t *early = json_pack("{s:{}}", "record");
+	json_t *copy = json_deep_copy(d);
+	json_object_update(early, copy);
+	json_decref(copy);
+	char *slow = dr_finish(early, DR_RECORD_MAX);
+	assert_non_null(slow);
+	assert_true(strncmp(slow, "{\"record\":", 10) == 0);
+	assert_record_bytes(slow);
+	free(slow);
 
 	/* Under 8 KiB the candidates become one aggregate. */
 	char *small = dr_finish(d, 8192);
 	assert_non_null(small);
 	assert_true(strlen(small) <= 8192);
+	assert_record_bytes(small);
 	json_t *r = json_loads(small, 0, NULL);
 	free(small);
 	assert_non_null(r);
