@@ -166,6 +166,9 @@ const struct cfg_key cfg_keys[] = {
 	K_INT("worker", "backlog_interval", backlog_interval, 0, 86400, "30",
 	      1, "seconds between counts of the pending and throttled work "
 	      "for /metrics (gridbroker_backlog); 0 = off"),
+	K_INT("worker", "broker_batch", broker_batch, 1, 256, "32", 0,
+	      "task.broker and job.broker requests decided in one transaction "
+	      "(group commit); 1 = a transaction each"),
 	K_PATH("worker", "decision_inputs_dir", decision_inputs_dir, "", 1,
 	       "directory that gets each decision's inputs as a scenario "
 	       "file `gridbroker explain` re-decides; empty = off"),

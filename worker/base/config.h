@@ -97,6 +97,7 @@ struct gb_config {
 	char decision_inputs_dir[PATH_MAX]; /* "" = no scenario dumps */
 	/* [dirac] */
 	int match_batch;           /* pilot.match requests per group commit */
+	int broker_batch;          /* brokerage requests per group commit */
 	int index_refresh_ms;      /* task queue index refresh period */
 	int leader_lease;          /* s, priority/history leader lease */
 	int priority_interval;     /* s, PR-08 periodic recomputation */

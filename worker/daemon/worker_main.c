@@ -114,6 +114,7 @@ static void amqp_down(struct app *app)
 	/* Unacked deliveries (parked ones too) go back to the queue when the
 	** connection closes; unconfirmed events stay in the outbox. */
 	wk_park_drop(&app->w);
+	wk_group_drop(&app->w);
 	amq_free(app->w.amq);
 	app->w.amq = NULL;
 }

@@ -21,8 +21,7 @@
 #include "pipeline/park.h"
 
 struct wk_parked {
-	struct amq_delivery d; /* its strings and body point into `mem` */
-	char *mem;
+	struct amq_delivery *d; /* wk_delivery_copy */
 };
 
 static char *put(char **at, const char *s)
@@ -40,6 +39,35 @@ static size_t slen(const char *s)
 	return s ? strlen(s) + 1 : 0;
 }
 
+struct amq_delivery *wk_delivery_copy(const struct amq_delivery *d)
+{
+	const struct amq_props *p = &d->props;
+	size_t need = sizeof(struct amq_delivery) + d->len +
+		      slen(d->exchange) + slen(d->routing_key) +
+		      slen(p->message_id) + slen(p->type) +
+		      slen(p->content_type) + slen(p->correlation_id) +
+		      slen(p->reply_to) + slen(p->expiration) + 1;
+	struct amq_delivery *k = malloc(need);
+	if (k == NULL)
+		return NULL;
+	*k = *d;
+	char *mem = (char *)(k + 1);
+	if (d->len)
+		memcpy(mem, d->body, d->len);
+	k->body = mem;
+	char *at = mem + d->len;
+	k->exchange = put(&at, d->exchange);
+	k->routing_key = put(&at, d->routing_key);
+	k->props.message_id = put(&at, p->message_id);
+	k->props.type = put(&at, p->type);
+	k->props.content_type = put(&at, p->content_type);
+	k->props.correlation_id = put(&at, p->correlation_id);
+	k->props.reply_to = put(&at, p->reply_to);
+	k->props.expiration = put(&at, p->expiration);
+	k->props.headers = NULL; /* no handler reads request headers */
+	return k;
+}
+
 int wk_park_put(struct wk_worker *w, const struct amq_delivery *d)
 {
 	if (w->nparked == w->cap_parked) {
@@ -50,31 +78,10 @@ int wk_park_put(struct wk_worker *w, const struct amq_delivery *d)
 		w->parked = np;
 		w->cap_parked = cap;
 	}
-	const struct amq_props *p = &d->props;
-	size_t need = d->len + slen(d->exchange) + slen(d->routing_key) +
-		      slen(p->message_id) + slen(p->type) +
-		      slen(p->content_type) + slen(p->correlation_id) +
-		      slen(p->reply_to) + slen(p->expiration) + 1;
-	char *mem = malloc(need);
-	if (mem == NULL)
+	struct amq_delivery *k = wk_delivery_copy(d);
+	if (k == NULL)
 		return GB_ENOMEM;
-	struct wk_parked *k = &w->parked[w->nparked];
-	memset(k, 0, sizeof(*k));
-	k->mem = mem;
-	k->d = *d;
-	if (d->len)
-		memcpy(mem, d->body, d->len);
-	k->d.body = mem;
-	char *at = mem + d->len;
-	k->d.exchange = put(&at, d->exchange);
-	k->d.routing_key = put(&at, d->routing_key);
-	k->d.props.message_id = put(&at, p->message_id);
-	k->d.props.type = put(&at, p->type);
-	k->d.props.content_type = put(&at, p->content_type);
-	k->d.props.correlation_id = put(&at, p->correlation_id);
-	k->d.props.reply_to = put(&at, p->reply_to);
-	k->d.props.expiration = put(&at, p->expiration);
-	k->d.props.headers = NULL; /* no handler reads request headers */
+	w->parked[w->nparked].d = k;
 	w->nparked++;
 	w->n_parked++;
 	return GB_OK;
@@ -92,13 +99,13 @@ struct wk_parked *wk_park_take(struct wk_worker *w, size_t *n)
 const struct amq_delivery *wk_parked_delivery(const struct wk_parked *list,
 					      size_t i)
 {
-	return &list[i].d;
+	return list[i].d;
 }
 
 void wk_park_release(struct wk_parked *list, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		free(list[i].mem);
+		free(list[i].d);
 	free(list);
 }
 

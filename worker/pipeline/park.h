@@ -12,6 +12,11 @@
 
 struct wk_parked;
 
+/* A copy of `d` — body, strings and the properties the handlers read, no
+** headers — in one block that free() releases; NULL when out of memory.
+** The park keeps these, and so does a group commit (runner.c). */
+struct amq_delivery *wk_delivery_copy(const struct amq_delivery *d);
+
 /* Keep a copy of `d` (unacknowledged) in w's park. Returns 0 or
 ** GB_ENOMEM (nothing kept). */
 int wk_park_put(struct wk_worker *w, const struct amq_delivery *d);

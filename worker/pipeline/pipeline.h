@@ -48,6 +48,10 @@ struct wk_worker {
 	** amqp_prefetch of them, since the broker sends no more. */
 	struct wk_parked *parked;
 	size_t nparked, cap_parked;
+	/* Brokerage requests received and not yet decided: decided
+	** together, one transaction, when the broker has nothing more
+	** waiting or [worker] broker_batch are in (runner.c). */
+	struct wk_group *group;
 	/* The delivery being handled, for the metrics (runner.c):
 	** its mx_rtype (-1 outside a delivery), the outcome the handler
 	** reached (-1 none yet; the last one set wins, so a decision whose
@@ -84,6 +88,9 @@ size_t wk_unpark(struct wk_worker *w);
 /* Forget every parked delivery without settling it: call when the AMQP
 ** connection is being closed (the broker requeues them). */
 void wk_park_drop(struct wk_worker *w);
+
+/* Likewise, the brokerage requests waiting for their group commit. */
+void wk_group_drop(struct wk_worker *w);
 
 /* amq on_idle callback: each route's idle hook (pilot.match decides the
 ** requests batched so far: group commit). */

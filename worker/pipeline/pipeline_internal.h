@@ -150,6 +150,12 @@ struct wk_route {
 	/* An already-decided request: 1 republishes its unsent events (a
 	** decision's), 0 acks it (an update that has no event). */
 	int republish;
+	/* 1: decided in a group commit with the other such requests
+	** received meanwhile ([worker] broker_batch), each request between
+	** savepoints so one that fails is undone alone (runner.c). The
+	** route has no enqueue or prepare hook, and its decide may not
+	** change memory that a rollback would not undo. */
+	int group;
 	/* Optional hooks: set up and free the route's state (wk_init,
 	** wk_free), run when the AMQP pump is idle, and retry pending work
 	** (wk_pending_scan), and run every tick of the loop (wk_tick). */

@@ -398,5 +398,6 @@ const struct wk_route wk_route_jobs = {
 	.decide = decide,
 	.refuse = refuse,
 	.republish = 1,
+	.group = 1,
 	.retry = retry,
 };

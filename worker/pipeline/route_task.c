@@ -138,5 +138,6 @@ const struct wk_route wk_route_task = {
 	.decide = decide,
 	.refuse = wk_refuse_inconsistent,
 	.republish = 1,
+	.group = 1,
 	.retry = retry,
 };

@@ -80,6 +80,7 @@ void wk_free(struct wk_worker *w)
 		if (w->routes[n]->fini)
 			w->routes[n]->fini(w);
 	wk_park_drop(w);
+	wk_group_drop(w);
 	free(w->pend);
 	w->pend = NULL;
 	if (w->db)
@@ -577,6 +578,8 @@ int wk_refuse_inconsistent(const struct wk_txn *t, const void *req, int rc,
 	return 1;
 }
 
+static void group_flush(struct wk_worker *w);
+
 /* ---- held deliveries ---------------------------------------------------- */
 
 /*
@@ -628,6 +631,9 @@ size_t wk_unpark(struct wk_worker *w)
 		}
 	}
 	wk_park_release(list, n);
+	/* Replayed brokerage requests joined the group: no pump round ends
+	** here to flush it. */
+	group_flush(w);
 	if (replayed)
 		log_info("database back: replayed %zu held request(s)",
 			 replayed);
@@ -680,9 +686,14 @@ static int request_body(struct wk_txn *t, void *arg)
 	return q->rt->decide(t, q->req);
 }
 
+static int group_add(struct wk_worker *w, const struct wk_route *rt,
+		     const struct amq_delivery *d);
+
 static void run_request(struct wk_worker *w, const struct wk_route *rt,
 			const struct amq_delivery *d, struct arena *a)
 {
+	if (rt->group && w->cfg->broker_batch > 1 && group_add(w, rt, d) == GB_OK)
+		return;
 	struct cod_error err;
 	memset(&err, 0, sizeof(err));
 	void *req = arena_alloc(a, rt->size ? rt->size : 1);
@@ -731,6 +742,260 @@ static void run_request(struct wk_worker *w, const struct wk_route *rt,
 	}
 	wk_db_failed(w, rc, rt->key);
 	wk_requeue(w, d);
+}
+
+/* ---- group commit of brokerage requests ----------------------------------- */
+
+/*
+** Why: a brokerage request's own transaction costs a durable commit (an
+** fsync) and its round trips; the requests a worker holds are decided in
+** one transaction instead, one after another, so each sees the counts the
+** ones before it moved (same transaction) and every committed decision of
+** other workers (READ COMMITTED). Each request runs between savepoints:
+** one the engine refuses, or whose statement fails alone, is undone alone
+** and dead-lettered or handed back, and the others commit. A deadlock or
+** lock wait rolls back the whole transaction and runs it again
+** (wk_txn_run); a lost database hands every request back (parked).
+** Nothing is acked before the commit, so a crash before it redelivers the
+** whole group, and the message-id claims make a redelivery after it a
+** duplicate, as for a request alone. Events are published after the
+** commit; each delivery is acked on its own last event's confirm.
+*/
+
+enum { WK_GI_NEW, WK_GI_DONE, WK_GI_ALREADY, WK_GI_REFUSED, WK_GI_FAILED };
+
+struct wk_gitem {
+	const struct wk_route *rt;
+	struct amq_delivery *d; /* a copy (wk_delivery_copy) */
+	struct arena a;         /* its decoded request and its rows */
+	void *req;
+	double t0;              /* clk_mono() at delivery (metrics) */
+	int state;              /* WK_GI_* of the last attempt */
+	size_t row0, nrows;     /* its events among the transaction's rows */
+	size_t note0, nnotes;   /* its lines among the transaction's notes */
+	int rc;                 /* WK_GI_FAILED: what decide returned */
+	const char *field;      /* WK_GI_REFUSED: what the refusal names */
+	char problem[512];
+	char db_error[512];     /* WK_GI_FAILED: the store's text */
+};
+
+struct wk_group {
+	struct wk_gitem *item;
+	size_t n, cap;
+};
+
+static void group_free_items(struct wk_group *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		arena_free(&g->item[i].a);
+		free(g->item[i].d);
+	}
+	g->n = 0;
+}
+
+static void group_flush(struct wk_worker *w);
+
+void wk_group_drop(struct wk_worker *w)
+{
+	if (w->group == NULL)
+		return;
+	group_free_items(w->group);
+	free(w->group->item);
+	free(w->group);
+	w->group = NULL;
+}
+
+/*
+** Take `d` into the group: copied and decoded (a body that does not decode
+** is dead-lettered at once and counts as taken). Returns 0, or an error
+** when it could not be kept (no memory): the caller then runs it alone.
+*/
+static int group_add(struct wk_worker *w, const struct wk_route *rt,
+		     const struct amq_delivery *d)
+{
+	struct wk_group *g = w->group;
+	size_t cap = (size_t)w->cfg->broker_batch;
+	if (g == NULL) {
+		g = calloc(1, sizeof(*g));
+		struct wk_gitem *items = g ? calloc(cap, sizeof(*items)) : NULL;
+		if (items == NULL) {
+			free(g);
+			return GB_ENOMEM;
+		}
+		g->item = items;
+		g->cap = cap;
+		w->group = g;
+	}
+	struct wk_gitem *it = &g->item[g->n];
+	memset(it, 0, sizeof(*it));
+	it->d = wk_delivery_copy(d);
+	if (it->d == NULL)
+		return GB_ENOMEM;
+	it->rt = rt;
+	it->t0 = w->mx_t0;
+	arena_init(&it->a, (size_t)w->cfg->max_decode_bytes);
+	struct cod_error err;
+	memset(&err, 0, sizeof(err));
+	it->req = arena_alloc(&it->a, rt->size ? rt->size : 1);
+	int rc = it->req ? rt->decode(it->d->body, it->d->len, &it->a, it->req,
+				      &err)
+			 : GB_ETOOBIG;
+	if (rc != GB_OK) {
+		wk_dead_letter(w, d, err.field[0] ? err.field : "body",
+			       err.problem[0] ? err.problem : gb_strerror(rc));
+		arena_free(&it->a);
+		free(it->d);
+		return GB_OK;
+	}
+	g->n++;
+	if (g->n == g->cap)
+		group_flush(w);
+	return GB_OK;
+}
+
+/* The group's transaction body: each request between savepoints. */
+static int group_body(struct wk_txn *t, void *arg)
+{
+	struct wk_group *g = arg;
+	struct st_db *db = t->w->db;
+	for (size_t i = 0; i < g->n; i++) {
+		struct wk_gitem *it = &g->item[i];
+		it->state = WK_GI_NEW;
+		t->a = &it->a;
+		t->request_id = it->d->props.message_id;
+		t->key = it->rt->key;
+		size_t r0 = t->nrows, n0 = t->nnotes, d0 = t->ndumps;
+		int rc = st_savepoint(db);
+		if (rc != GB_OK)
+			return rc;
+		int already = 0;
+		rc = st_claim_message(db, t->request_id, t->key, t->now,
+				      &already);
+		if (rc == GB_OK && already) {
+			it->state = WK_GI_ALREADY;
+			continue;
+		}
+		if (rc == GB_OK)
+			rc = it->rt->decide(t, it->req);
+		if (rc == GB_OK) {
+			it->state = WK_GI_DONE;
+			it->row0 = r0;
+			it->nrows = t->nrows - r0;
+			it->note0 = n0;
+			it->nnotes = t->nnotes - n0;
+			continue;
+		}
+		/* The whole transaction is lost (deadlock victim, lock wait,
+		** connection): wk_txn_run rolls back and runs it again, or
+		** hands every request back. */
+		if (rc == GB_EDBRETRY || rc == GB_EDBGONE)
+			return rc;
+		snprintf(it->db_error, sizeof(it->db_error), "%s",
+			 st_error(db));
+		t->nrows = r0;
+		t->nnotes = n0;
+		t->ndumps = d0;
+		int rb = st_rollback_savepoint(db);
+		if (rb != GB_OK)
+			return rb;
+		it->rc = rc;
+		it->field = NULL;
+		it->problem[0] = '\0';
+		it->state = it->rt->refuse &&
+					    it->rt->refuse(t, it->req, rc,
+							   &it->field,
+							   it->problem,
+							   sizeof(it->problem))
+				    ? WK_GI_REFUSED
+				    : WK_GI_FAILED;
+	}
+	return GB_OK;
+}
+
+/* The outcome a committed request's lines name (none: not counted, as a
+** request alone whose decide logs no decision). */
+static int group_outcome(const struct wk_txn *t, const struct wk_gitem *it)
+{
+	for (size_t k = it->note0; k < it->note0 + it->nnotes; k++)
+		if (t->notes[k].decided)
+			return (int)t->notes[k].mx;
+	return -1;
+}
+
+/* Decide every request of the group in one transaction, then publish and
+** settle each (see the section's comment). */
+static void group_flush(struct wk_worker *w)
+{
+	struct wk_group *g = w->group;
+	if (g == NULL || g->n == 0)
+		return;
+	/* The delivery being handled (one that filled the group) is
+	** counted with the others below, not by wk_on_delivery. */
+	int mx_type = w->mx_type;
+	w->mx_type = w->mx_outcome = -1;
+	struct arena a;
+	arena_init(&a, 1u << 20);
+	struct wk_txn t;
+	wk_txn_init(&t, w, &a, NULL, "group");
+	int rc = wk_txn_run(&t, group_body, g, NULL);
+	if (rc != GB_OK) {
+		wk_db_failed(w, rc, "brokerage group commit");
+		for (size_t i = 0; i < g->n; i++) {
+			struct wk_gitem *it = &g->item[i];
+			wk_requeue(w, it->d);
+			wk_mx_settled((enum mx_rtype)mx_index(&mx_dim_type,
+								it->rt->key),
+				      w->db_down ? MX_O_PARKED : MX_O_ERROR,
+				      it->t0);
+		}
+	} else {
+		wk_crash_point("after-commit");
+		for (size_t i = 0; i < g->n; i++) {
+			struct wk_gitem *it = &g->item[i];
+			enum mx_rtype type =
+				(enum mx_rtype)mx_index(&mx_dim_type, it->rt->key);
+			switch (it->state) {
+			case WK_GI_DONE: {
+				int o = group_outcome(&t, it);
+				if (it->nrows == 0)
+					amq_ack(w->amq, it->d->gen, it->d->tag);
+				for (size_t k = 0; k < it->nrows; k++)
+					wk_publish_row(w, &t.rows[it->row0 + k],
+						       k + 1 == it->nrows ? it->d
+									  : NULL);
+				if (o >= 0)
+					wk_mx_settled(type, (enum mx_outcome)o,
+						      it->t0);
+				break;
+			}
+			case WK_GI_ALREADY:
+				w->n_dup++;
+				wk_mx_settled(type, MX_O_DUPLICATE, it->t0);
+				if (it->rt->republish) {
+					redelivered(w, it->d, &it->a);
+				} else {
+					amq_ack(w->amq, it->d->gen, it->d->tag);
+				}
+				break;
+			case WK_GI_REFUSED:
+				wk_dead_letter(w, it->d, it->field, it->problem);
+				wk_mx_settled(type, MX_O_DEAD_LETTERED, it->t0);
+				break;
+			default:
+				log_error("%s %s: %s (%s); handed back",
+					  it->rt->key, it->d->props.message_id,
+					  gb_strerror(it->rc), it->db_error);
+				w->n_db_errors++;
+				wk_requeue(w, it->d);
+				wk_mx_settled(type, MX_O_ERROR, it->t0);
+				break;
+			}
+		}
+	}
+	arena_free(&a);
+	group_free_items(g);
+	w->mx_type = mx_type;
+	w->mx_outcome = -1;
 }
 
 /* Outcomes that are decisions: they get a latency observation. */
@@ -856,6 +1121,8 @@ void wk_pending_scan(struct wk_worker *w)
 
 void wk_tick(struct wk_worker *w)
 {
+	/* Normally flushed when the pump goes idle; this is the backstop. */
+	group_flush(w);
 	for (size_t i = 0; w->routes[i]; i++)
 		if (w->routes[i]->tick)
 			w->routes[i]->tick(w);
@@ -864,6 +1131,7 @@ void wk_tick(struct wk_worker *w)
 void wk_on_idle(void *ud)
 {
 	struct wk_worker *w = ud;
+	group_flush(w);
 	for (size_t i = 0; w->routes[i]; i++)
 		if (w->routes[i]->idle)
 			w->routes[i]->idle(w);

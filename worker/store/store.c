@@ -427,6 +427,27 @@ int st_rollback(struct st_db *db)
 	return rc;
 }
 
+int st_savepoint(struct st_db *db)
+{
+	static const char sql[] = "SAVEPOINT gb_item";
+	return st_plain(db, sql, sizeof(sql) - 1);
+}
+
+int st_rollback_savepoint(struct st_db *db)
+{
+	/* As st_rollback: keep the text of the failure that led here. */
+	static const char sql[] = "ROLLBACK TO SAVEPOINT gb_item";
+	char keep[sizeof(db->msg)];
+	unsigned keep_errnum = db->errnum;
+	memcpy(keep, db->msg, sizeof(keep));
+	int rc = st_plain(db, sql, sizeof(sql) - 1);
+	if (rc == GB_OK || keep[0]) {
+		memcpy(db->msg, keep, sizeof(keep));
+		db->errnum = keep_errnum;
+	}
+	return rc;
+}
+
 /* ---- migrations ---------------------------------------------------------- */
 
 /* The runner's own ledger: it must exist before the first file is read. */

@@ -51,6 +51,15 @@ int st_schema_version(struct st_db *db, int *version);
 int st_begin(struct st_db *db);
 int st_commit(struct st_db *db);
 int st_rollback(struct st_db *db);
+/*
+** Inside a transaction: mark (st_savepoint) the point one request of a
+** group commit starts at, and undo only that request's writes
+** (st_rollback_savepoint), keeping its failure's text in st_error. One
+** savepoint name: a new mark replaces the last. Return 0 or a store error
+** (after which the whole transaction must be rolled back).
+*/
+int st_savepoint(struct st_db *db);
+int st_rollback_savepoint(struct st_db *db);
 
 /*
 ** Inside a transaction: record that request `message_id` (of `kind`, e.g.
