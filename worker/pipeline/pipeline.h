@@ -52,6 +52,10 @@ struct wk_worker {
 	** together, one transaction, when the broker has nothing more
 	** waiting or [worker] broker_batch are in (runner.c). */
 	struct wk_group *group;
+	/* Outbox rows the broker confirmed, marked sent together (runner.c):
+	** one UPDATE for many instead of a commit each. */
+	long long *sent;
+	size_t nsent, capsent;
 	/* The delivery being handled, for the metrics (runner.c):
 	** its mx_rtype (-1 outside a delivery), the outcome the handler
 	** reached (-1 none yet; the last one set wins, so a decision whose

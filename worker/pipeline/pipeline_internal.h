@@ -67,8 +67,20 @@ struct wk_txn {
 	struct wk_dump *dumps;
 	size_t ndumps, capdumps;
 	size_t done;              /* what a scan decided (its own count) */
+	/* Per attempt (wk_txn_run clears them): the parameters, read once
+	** for every decision of the transaction (wk_txn_params), and
+	** whether it holds the job brokerage lock (st_jobs_lock). */
+	struct prm_set params;
+	int have_params;
+	int jobs_locked;
 	char db_error[512];       /* the store's text of a failed attempt */
 };
+
+/* Inside the body: the parameters rows (st_params_load), read at the
+** first call of the attempt and kept for the decisions after it (a group
+** commit decides many); *out is valid while the transaction's arenas are.
+** 0 or a store error. */
+int wk_txn_params(struct wk_txn *t, struct prm_set *out);
 
 /* Start `t` for one request (request_id and key may be NULL). */
 void wk_txn_init(struct wk_txn *t, struct wk_worker *w, struct arena *a,

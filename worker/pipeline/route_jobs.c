@@ -258,8 +258,17 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 		       const void *body, size_t len)
 {
 	struct wk_worker *w = t->w;
+	/* Before any count is read: job decisions are taken one
+	** transaction at a time (0010_broker_lock.sql), so no two pass a
+	** queue's cap together, whatever the group commit holds. */
+	if (!t->jobs_locked) {
+		int lrc = st_jobs_lock(w->db, t->now);
+		if (lrc != GB_OK)
+			return lrc;
+		t->jobs_locked = 1;
+	}
 	struct prm_set set;
-	int rc = st_params_load(w->db, t->a, &set);
+	int rc = wk_txn_params(t, &set);
 	if (rc != GB_OK)
 		return rc;
 	struct gm_grid grid;

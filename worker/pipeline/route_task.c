@@ -29,7 +29,7 @@ static int decide_task(struct wk_txn *t, const struct tb_task *task,
 {
 	struct wk_worker *w = t->w;
 	struct prm_set set;
-	int rc = st_params_load(w->db, t->a, &set);
+	int rc = wk_txn_params(t, &set);
 	if (rc != GB_OK)
 		return rc;
 	struct tb_nucleus *nuclei = NULL;

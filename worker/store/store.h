@@ -132,6 +132,9 @@ int st_outbox_add(struct st_db *db, const char *message_id,
 
 /* Mark an event published (after the broker's confirm). */
 int st_outbox_sent(struct st_db *db, long long id);
+/* As st_outbox_sent for `n` rows at once (a row that is gone is no
+** error: a relay or the retention may have taken it). 0 or an error. */
+int st_outbox_sent_many(struct st_db *db, const long long *ids, size_t n);
 
 /*
 ** Claim (in its own transaction) up to `max` unsent events whose lease has

@@ -82,6 +82,18 @@ int st_jobs_done(struct st_db *db, const long long *job_ids, size_t n,
 		 unsigned char *done);
 
 /*
+** Inside a transaction, before the first job decision in it: lock the row
+** every job decision locks (0010_broker_lock.sql), held to the commit, so
+** that job decisions of all workers are taken one transaction at a time
+** and each reads the queue counts every earlier one committed: racing
+** decisions never pass a PJ-33/PJ-34/PJ-36 cap together. Waits while
+** another worker's transaction holds it. Returns 0, GB_ESTATE (outside a
+** transaction, or the row is missing: not migrated) or a database error
+** (GB_EDBRETRY on a lock wait timeout or deadlock).
+*/
+int st_jobs_lock(struct st_db *db, long long now);
+
+/*
 ** Inside the caller's transaction: record a job-brokerage decision.
 **  - a decisions row (kind "jobs", subject the task id, d->outcome, chosen =
 **    the name of queues[plan->best[0]] when assigned, else NULL,

@@ -92,6 +92,9 @@ static const char SQL_REQUEST_LOAD[] =
 static const char SQL_REQUEST_CLOSE[] =
 	"UPDATE job_requests SET status = 'done', pending_until = NULL, "
 	"updated_at = ? WHERE id = ?";
+/* 0010_broker_lock.sql says why; UPDATE takes the row lock and says when. */
+static const char SQL_LOCK[] =
+	"UPDATE broker_locks SET held_at = ? WHERE name = 'jobs'";
 static const char SQL_COUNTS_GET[] =
 	"SELECT running, defined, assigned, activated, `starting`, "
 	"transferring, nbatchjob FROM queue_counts WHERE queue = ? AND "
@@ -415,6 +418,25 @@ int st_jobs_request_close(struct st_db *db, long long id, long long now)
 	/* A row already done counts as found. */
 	return st_update_id(db, SJ_SID(SJ_REQUEST_CLOSE), SQL_REQUEST_CLOSE,
 			    now, id, "job request");
+}
+
+int st_jobs_lock(struct st_db *db, long long now)
+{
+	if (db == NULL)
+		return GB_EINVAL;
+	int rc = st_need_txn(db, 1, "st_jobs_lock");
+	if (rc != GB_OK)
+		return rc;
+	struct st_args a;
+	MYSQL_STMT *s;
+	st_args_init(&a);
+	st_arg_ll(&a, now);
+	rc = st_exec(db, SJ_SID(SJ_LOCK), SQL_LOCK, &a, &s);
+	if (rc == GB_OK && mysql_stmt_affected_rows(s) == 0)
+		rc = st_failf(db, GB_ESTATE,
+			      "broker_locks has no 'jobs' row: run gridbroker "
+			      "db migrate");
+	return rc;
 }
 
 int st_jobs_counts(struct st_db *db, const char *queue, const char *gshare,

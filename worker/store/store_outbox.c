@@ -35,6 +35,10 @@ static const char SQL_OUTBOX_ADD[] =
 	"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)";
 static const char SQL_OUTBOX_SENT[] =
 	"UPDATE outbox SET sent_at = COALESCE(sent_at, ?) WHERE id = ?";
+static const char SQL_OUTBOX_SENT_MANY[] =
+	"UPDATE outbox SET sent_at = COALESCE(sent_at, ?) WHERE id IN (" ST_LIST
+	")";
+#define OUTBOX_SENT_CHUNK 64 /* ids per statement (one prepared length) */
 /* The index (sent_at, lease_until) serves both the filter and the order. */
 static const char SQL_OUTBOX_DUE[] =
 	"SELECT id, message_id, exchange, routing_key, type, body FROM outbox "
@@ -101,6 +105,27 @@ int st_outbox_sent(struct st_db *db, long long id)
 	/* A row sent twice still matches. */
 	return st_update_id(db, ST_SID_OUTBOX_SENT, SQL_OUTBOX_SENT, clk_now(),
 			    id, "outbox row");
+}
+
+int st_outbox_sent_many(struct st_db *db, const long long *ids, size_t n)
+{
+	if (db == NULL || (n && ids == NULL))
+		return GB_EINVAL;
+	long long now = clk_now();
+	int rc = GB_OK;
+	struct st_chunks ch;
+	st_chunks_init(&ch, n, OUTBOX_SENT_CHUNK);
+	while (st_chunks_next(&ch, &rc)) {
+		st_arg_ll(&ch.a, now);
+		for (size_t i = 0; i < ch.k; i++)
+			st_arg_ll(&ch.a, ids[ch.off + i]);
+		st_arg_nulls(&ch.a, OUTBOX_SENT_CHUNK - ch.k);
+		MYSQL_STMT *s;
+		rc = st_run_n(db, ST_SID_OUTBOX_SENT_MANY, SQL_OUTBOX_SENT_MANY,
+			      OUTBOX_SENT_CHUNK, &ch.a, NULL, &s);
+	}
+	st_chunks_free(&ch);
+	return rc;
 }
 
 /* Read the selected rows into `a`; the statement's result is released. */

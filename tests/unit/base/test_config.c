@@ -252,6 +252,7 @@ static const struct {
 	{ "worker.decision_retention_days", "30", 1 },
 	{ "worker.decision_retention_interval", "60", 1 },
 	{ "worker.backlog_interval", "30", 1 },
+	{ "worker.broker_batch", "32", 0 },
 	{ "worker.decision_inputs_dir", "", 1 },
 	{ "dirac.match_batch", "64", 0 },
 	{ "dirac.index_refresh_ms", "100", 1 },
@@ -384,6 +385,7 @@ static void test_full_file_roundtrip(void **state)
 		 "decision_retention_days = 0\n"
 		 "decision_retention_interval = 86400\n"
 		 "backlog_interval = 0\n"
+		 "broker_batch = 256\n"
 		 "decision_inputs_dir = /var/tmp/gb-inputs\n"
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
@@ -445,6 +447,7 @@ static void test_full_file_roundtrip(void **state)
 		{ "worker.decision_retention_days", "0" },
 		{ "worker.decision_retention_interval", "86400" },
 		{ "worker.backlog_interval", "0" },
+		{ "worker.broker_batch", "256" },
 		{ "worker.decision_inputs_dir", "/var/tmp/gb-inputs" },
 		{ "dirac.match_batch", "1" },
 		{ "dirac.index_refresh_ms", "60000" },
