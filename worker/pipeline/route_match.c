@@ -11,7 +11,7 @@
 ** together:
 **
 **   refresh the in-memory task queue index if it is older than
-**   index_refresh_ms (tqsync.h)
+**   index_refresh_ms (tqsync.h; seldom under load, see the last step)
 **   -> per pilot: md_match_pilot over the index's views (no SQL; the
 **      decision path `explain` runs on a match scenario); the picked job
 **      leaves the index at once, so two pilots of one batch never pick the
@@ -25,7 +25,11 @@
 **      jobs for every worker's index; commit
 **   -> reply to each pilot (default exchange, its reply_to, its
 **      correlation_id), publish the events with a confirm, and ack the
-**      deliveries when the event is confirmed.
+**      deliveries when the event is confirmed; no reply waits for a
+**      confirm
+**   -> refresh the index again if it is older than index_refresh_ms:
+**      after the replies, so that under load the refreshes fall between
+**      batches and no pilot of this batch waits for one.
 **
 ** Nothing is lost or done twice: before the commit nothing is written and
 ** the deliveries are redelivered; after it a redelivered request finds its
@@ -808,6 +812,10 @@ static void flush(struct wk_worker *w)
 	}
 	struct arena a;
 	arena_init(&a, t->cap * WK_REQ_BYTES + (1u << 20));
+	/* A stale index is refreshed before deciding (the first pilot after a
+	** quiet spell must see the jobs submitted meanwhile); under load the
+	** refresh after each batch's answers (below) keeps it fresh, so this
+	** one seldom runs and pilots seldom wait for it. */
 	int rc = wk_tq_config(w);
 	if (rc == GB_OK)
 		rc = wk_tq_fresh(w, 0);
@@ -842,6 +850,14 @@ static void flush(struct wk_worker *w)
 	}
 	arena_free(&a);
 	reset_batch(t);
+	/* The periodic refresh, after the answers: under load this one does
+	** nearly every refresh, between batches, so no pilot of this batch
+	** waited for it and the next batch finds the index fresh. */
+	if (rc == GB_OK) {
+		rc = wk_tq_fresh(w, 0);
+		if (rc != GB_OK)
+			wk_db_failed(w, rc, "task queue index refresh");
+	}
 }
 
 const struct wk_route wk_route_match = {

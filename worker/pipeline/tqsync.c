@@ -14,6 +14,10 @@
 **     half-way (database gone, out of memory) is simply done again: adds
 **     are idempotent and a repeated removal is GB_ENOTFOUND, which is
 **     normal here.
+**   - The removals of every TQ that has new ones are read with one scan
+**     (st_tq_removals_scan_many), after all the job scans: a statement
+**     per TQ made the refresh, which runs on the event loop between
+**     batches, the longest wait a pilot saw at light load.
 **   - A job whose TQ the index does not hold is skipped: the TQ appeared
 **     after the TQ list was read, and the next refresh adds it with all its
 **     jobs (its seq starts at 0).
@@ -29,6 +33,7 @@
 /* Cap of one call's row arena: the TQ list with every requirement string
 ** of a large grid is a few MB; the cap only stops a runaway. */
 #define TQS_ARENA_CAP ((size_t)256 << 20)
+#define TQS_OWN_LOCAL 256 /* own removals sorted without the heap */
 
 struct scan_ctx {
 	struct tqi_index *x;
@@ -85,27 +90,39 @@ static const struct tq_view *view_of(const struct tqi_index *x,
 	return lo < n && v[lo].tq_id == tq_id ? &v[lo] : NULL;
 }
 
-/* Removals of one TQ are applied in seq order; a hole means pruned. */
+/* Removals are applied per TQ in seq order; a hole means pruned. One
+** entry per TQ read by a refresh's removal scan, in tq_id order. */
+struct rm_tq {
+	const struct st_tq_row *row; /* its task_queues row, as listed */
+	long long next;              /* the seq expected next */
+	int gap;                     /* a hole: the TQ is reloaded */
+};
+
 struct rm_ctx {
 	struct tqi_index *x;
 	struct wk_tqs_stats *st;
-	long long next; /* the seq expected next */
-	int gap;
+	struct rm_tq *tq;
+	size_t n, cur; /* rows come in tq_id order: cur only moves up */
 };
-
-#define TQS_GAP 1 /* st_tq_removals_scan stopped at a hole */
 
 static int rm_apply(void *ud, const struct st_tq_rmrow *r)
 {
 	struct rm_ctx *c = ud;
-	if (r->seq != c->next) {
-		c->gap = 1;
-		return TQS_GAP;
+	while (c->cur < c->n && c->tq[c->cur].row->tq_id < r->tq_id)
+		c->cur++;
+	if (c->cur == c->n || c->tq[c->cur].row->tq_id != r->tq_id)
+		return GB_ERANGE; /* the store returned a TQ not asked for */
+	struct rm_tq *t = &c->tq[c->cur];
+	if (t->gap)
+		return GB_OK;
+	if (r->seq != t->next) {
+		t->gap = 1;
+		return GB_OK;
 	}
 	/* Not there: this worker's own claim, or a job never loaded. */
 	if (tqi_job_remove(c->x, r->tq_id, r->job_id) == GB_OK)
 		c->st->jobs_removed++;
-	c->next = r->seq + 1;
+	t->next = r->seq + 1;
 	return GB_OK;
 }
 
@@ -132,22 +149,45 @@ static int reload_tq(struct st_db *db, struct tqi_index *x,
 	return rc;
 }
 
-/* Apply TQ r's removals logged since the index's rm seq. */
+/*
+** Apply the removals logged since the index's rm seq of every listed TQ
+** that has some (rows[0..nrows), ascending tq_id), with one scan for all
+** of them (st_tq_removals_scan_many): after every TQ's jobs were read, as
+** tqsync.h asks. A TQ whose log does not reach back to its rm seq (a hole,
+** or fewer rows than its listed rm_next_seq promises: rows were pruned) is
+** reloaded.
+*/
 static int apply_removals(struct st_db *db, struct tqi_index *x,
-			  const struct st_tq_row *r, struct arena *a,
-			  struct scan_ctx *sc)
+			  const struct st_tq_row *rows, size_t nrows,
+			  struct arena *a, struct scan_ctx *sc)
 {
-	long long from = tqi_rm_seq(x, r->tq_id);
-	if (from < 0 || r->rm_next_seq <= from)
+	size_t n = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		long long from = tqi_rm_seq(x, rows[i].tq_id);
+		n += from >= 0 && rows[i].rm_next_seq > from;
+	}
+	if (n == 0)
 		return GB_OK;
-	struct rm_ctx c = {.x = x, .st = sc->st, .next = from};
-	int rc = st_tq_removals_scan(db, r->tq_id, from, rm_apply, &c);
-	/* A listed rm_next_seq the log does not reach: rows were pruned
-	** (fewer rows than promised, or a hole above from). */
-	if (rc == TQS_GAP || (rc == GB_OK && c.next < r->rm_next_seq))
-		return reload_tq(db, x, r, a, sc);
-	if (rc == GB_OK)
-		rc = tqi_set_rm_seq(x, r->tq_id, c.next);
+	struct rm_tq *tq = arena_alloc(a, n * sizeof(*tq));
+	struct st_tq_rmfrom *from = arena_alloc(a, n * sizeof(*from));
+	if (tq == NULL || from == NULL)
+		return GB_ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < nrows; i++) {
+		long long f = tqi_rm_seq(x, rows[i].tq_id);
+		if (f < 0 || rows[i].rm_next_seq <= f)
+			continue;
+		tq[n] = (struct rm_tq){.row = &rows[i], .next = f};
+		from[n++] = (struct st_tq_rmfrom){rows[i].tq_id, f};
+	}
+	struct rm_ctx c = {.x = x, .st = sc->st, .tq = tq, .n = n};
+	int rc = st_tq_removals_scan_many(db, from, n, rm_apply, &c);
+	for (size_t i = 0; rc == GB_OK && i < n; i++) {
+		if (tq[i].gap || tq[i].next < tq[i].row->rm_next_seq)
+			rc = reload_tq(db, x, tq[i].row, a, sc);
+		else
+			rc = tqi_set_rm_seq(x, tq[i].row->tq_id, tq[i].next);
+	}
 	return rc;
 }
 
@@ -164,7 +204,11 @@ void wk_tqs_own_removals(struct tqi_index *x, const struct st_tq_removal *rm,
 {
 	if (x == NULL || rm == NULL || n == 0)
 		return;
-	struct st_tq_removal *v = malloc(n * sizeof(*v));
+	/* A batch's worth (match_batch is at most 256) is sorted on the
+	** stack: this runs after every batch's commit. */
+	struct st_tq_removal local[TQS_OWN_LOCAL];
+	struct st_tq_removal *v = n <= TQS_OWN_LOCAL ? local
+						     : malloc(n * sizeof(*v));
 	if (v == NULL)
 		return; /* the next refresh reads them back: only slower */
 	memcpy(v, rm, n * sizeof(*v));
@@ -172,7 +216,8 @@ void wk_tqs_own_removals(struct tqi_index *x, const struct st_tq_removal *rm,
 	for (size_t i = 0; i < n; i++)
 		if (v[i].seq >= 0 && tqi_rm_seq(x, v[i].tq_id) == v[i].seq)
 			tqi_set_rm_seq(x, v[i].tq_id, v[i].seq + 1);
-	free(v);
+	if (v != local)
+		free(v);
 }
 
 int wk_tqs_load(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s,
@@ -297,10 +342,10 @@ int wk_tqs_refresh(struct st_db *db, struct tqi_index *x, struct wk_tqs_state *s
 			if (rc == GB_OK)
 				rc = tqi_set_seq(x, r->tq_id, r->next_seq);
 		}
-		/* After the jobs, for the reason tqsync.h gives. */
-		if (rc == GB_OK)
-			rc = apply_removals(db, x, r, &a, &c);
 	}
+	/* After the jobs, for the reason tqsync.h gives. */
+	if (rc == GB_OK)
+		rc = apply_removals(db, x, rows, nrows, &a, &c);
 	arena_free(&a);
 	return rc;
 }

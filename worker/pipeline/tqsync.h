@@ -8,9 +8,10 @@
 ** (st_tq_get) and added; a TQ gone from the table is dropped; priorities
 ** are copied; a TQ whose next_seq passed the index's seq gets its new jobs
 ** (st_tq_jobs_scan from the index's seq), after which the index's seq is
-** that next_seq; a TQ whose rm_next_seq passed the index's rm seq loses
-** the jobs removed since (st_tq_removals_scan: claims by any worker and
-** waits ended by job.status), after which the index's rm seq follows.
+** that next_seq; then every TQ whose rm_next_seq passed the index's rm
+** seq loses the jobs removed since (one st_tq_removals_scan_many for all
+** of them: claims by any worker and waits ended by job.status), after
+** which the index's rm seq follows.
 **
 ** Why this is enough for "never hand out a job another worker claimed":
 ** it is not meant to be. The claim (st_tq_claim) is what guarantees it; a

@@ -183,6 +183,23 @@ int st_tq_removals_scan(struct st_db *db, long long tq_id, long long from_seq,
 			int (*fn)(void *ud, const struct st_tq_rmrow *r),
 			void *ud);
 
+/* One TQ of st_tq_removals_scan_many and the seq to read it from. */
+struct st_tq_rmfrom {
+	long long tq_id, from_seq;
+};
+
+/*
+** st_tq_removals_scan for the TQs from[0..n) (ascending tq_id, each once,
+** else GB_EINVAL), a few dozen TQs per statement: fn gets their removals in
+** (tq_id, seq) order. What an index refresh calls, so that it costs a
+** statement per few dozen TQs another worker claimed from, not one per
+** TQ. Stops and returns fn's value when it is non-zero.
+*/
+int st_tq_removals_scan_many(struct st_db *db, const struct st_tq_rmfrom *from,
+			     size_t n,
+			     int (*fn)(void *ud, const struct st_tq_rmrow *r),
+			     void *ud);
+
 /*
 ** Autocommit: delete at most max removal rows logged before `before`
 ** (unix s); *deleted counts them. A worker whose index is further behind

@@ -26,7 +26,9 @@
 #include "store/store_tq_internal.h"
 
 #define STQ_RM_CHUNK 128    /* TQs per lock statement */
-#define STQ_RM_PAGE 10000   /* rows per page of st_tq_removals_scan */
+#define STQ_RM_PAGE 1024    /* rows per page of a removal scan: small
+				** enough for malloc's heap, not a fresh mapping
+				** per call */
 
 static const char SQL_RM_LOCK[] =
 	"SELECT tq_id, rm_next_seq FROM task_queues WHERE tq_id IN (" ST_LIST
@@ -39,9 +41,24 @@ static const char INS_REMOVED[] =
 	"INSERT INTO tq_removed (tq_id, seq, job_id, cause, removed_at) "
 	"VALUES " ST_ROWS;
 #define NREMOVED 5
+/* The removals of up to STQ_RM_ARMS TQs, each from its own seq, in one
+** statement: a refresh reads every TQ another worker claimed from since
+** the last one (tens of TQs), and a statement per TQ made the refresh
+** the longest pause of the event loop. Each arm is a range of the primary
+** key (tq_id, seq); unused arms have a NULL tq_id and match nothing. */
+#define STQ_RM_ARM "(tq_id = ? AND seq >= ?)"
+#define STQ_RM_ARM2 STQ_RM_ARM " OR " STQ_RM_ARM
+#define STQ_RM_ARM4 STQ_RM_ARM2 " OR " STQ_RM_ARM2
+#define STQ_RM_ARM8 STQ_RM_ARM4 " OR " STQ_RM_ARM4
+#define STQ_RM_ARM16 STQ_RM_ARM8 " OR " STQ_RM_ARM8
+#define STQ_RM_ARMS 31 /* 2 per arm and the limit: ST_ARGS_INLINE */
 static const char SQL_RM_SCAN[] =
-	"SELECT tq_id, seq, job_id FROM tq_removed WHERE tq_id = ? AND "
-	"seq >= ? ORDER BY seq LIMIT ?";
+	"SELECT tq_id, seq, job_id FROM tq_removed WHERE " STQ_RM_ARM16
+	" OR " STQ_RM_ARM8 " OR " STQ_RM_ARM4 " OR " STQ_RM_ARM2
+	" OR " STQ_RM_ARM " ORDER BY tq_id, seq LIMIT ?";
+_Static_assert(2 * STQ_RM_ARMS + 1 <= ST_ARGS_INLINE,
+	       "the removal scan's parameters must fit a list without the "
+	       "heap");
 static const char SQL_RM_PRUNE[] =
 	"DELETE FROM tq_removed WHERE removed_at < ? LIMIT ?";
 
@@ -186,26 +203,34 @@ int st_tq_log_removals(struct st_db *db, struct st_tq_removal *rm, size_t n,
 	return rc;
 }
 
-/* One page of removals of tq_id from seq `from`. */
-static int scan_page(struct st_db *db, long long tq_id, long long from,
+/* One page of removals of the TQs f[0..n) (n <= STQ_RM_ARMS), each from
+** its from_seq, in (tq_id, seq) order. */
+static int scan_page(struct st_db *db, const struct st_tq_rmfrom *f, size_t n,
 		     struct st_tq_rmrow *page, size_t *got)
 {
 	struct st_args a;
 	struct st_cols c;
 	MYSQL_STMT *s;
 	st_args_init(&a);
-	st_arg_ll(&a, tq_id);
-	st_arg_ll(&a, from);
+	for (size_t i = 0; i < n; i++) {
+		st_arg_ll(&a, f[i].tq_id);
+		st_arg_ll(&a, f[i].from_seq > 0 ? f[i].from_seq : 0);
+	}
+	st_arg_nulls(&a, 2 * (STQ_RM_ARMS - n));
 	st_arg_ll(&a, st_limit(STQ_RM_PAGE));
 	st_cols_init(&c, "lll");
 	int rc = st_query(db, STQ_SID(STQ_RM_SCAN), SQL_RM_SCAN, &a, &c, &s);
 	*got = 0;
+	size_t j = 0; /* the arm of the last row: rows come in tq_id order */
 	while (*got < STQ_RM_PAGE && st_row(db, s, &rc)) {
 		struct st_tq_rmrow *r = &page[(*got)++];
 		r->tq_id = st_col_ll(&c, 0);
 		r->seq = st_col_ll(&c, 1);
 		r->job_id = st_col_ll(&c, 2);
-		if (r->seq < from || r->job_id <= 0)
+		while (j < n && f[j].tq_id < r->tq_id)
+			j++;
+		if (j == n || f[j].tq_id != r->tq_id ||
+		    r->seq < f[j].from_seq || r->job_id <= 0)
 			rc = st_failf(db, GB_ERANGE,
 				      "tq_removed row (%lld, %lld) out of "
 				      "range",
@@ -215,28 +240,59 @@ static int scan_page(struct st_db *db, long long tq_id, long long from,
 	return rc;
 }
 
+int st_tq_removals_scan_many(struct st_db *db, const struct st_tq_rmfrom *from,
+			     size_t n,
+			     int (*fn)(void *ud, const struct st_tq_rmrow *r),
+			     void *ud)
+{
+	if (db == NULL || fn == NULL || (n && from == NULL))
+		return GB_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (from[i].tq_id <= 0 || (i && from[i].tq_id <= from[i - 1].tq_id))
+			return GB_EINVAL;
+	if (n == 0)
+		return GB_OK;
+	struct st_tq_rmrow *page = malloc(STQ_RM_PAGE * sizeof(*page));
+	if (page == NULL)
+		return st_failf(db, GB_ENOMEM, "out of memory");
+	/* f: this statement's arms; a full page resumes at its last row's TQ
+	** (the TQs before it are complete), from the seq after that row. */
+	struct st_tq_rmfrom f[STQ_RM_ARMS];
+	size_t next = 0, k = 0;
+	int rc = GB_OK;
+	while (rc == GB_OK && (k > 0 || next < n)) {
+		while (k < STQ_RM_ARMS && next < n)
+			f[k++] = from[next++];
+		size_t got = 0;
+		rc = scan_page(db, f, k, page, &got);
+		for (size_t i = 0; rc == GB_OK && i < got; i++)
+			rc = fn(ud, &page[i]);
+		if (rc != GB_OK)
+			break;
+		if (got < STQ_RM_PAGE) {
+			k = 0; /* every arm read to its end */
+			continue;
+		}
+		const struct st_tq_rmrow *last = &page[got - 1];
+		size_t j = 0;
+		while (f[j].tq_id != last->tq_id)
+			j++; /* scan_page checked that it is there */
+		memmove(f, f + j, (k - j) * sizeof(*f));
+		k -= j;
+		f[0].from_seq = last->seq + 1;
+	}
+	free(page);
+	return rc;
+}
+
 int st_tq_removals_scan(struct st_db *db, long long tq_id, long long from_seq,
 			int (*fn)(void *ud, const struct st_tq_rmrow *r),
 			void *ud)
 {
 	if (db == NULL || fn == NULL || tq_id <= 0)
 		return GB_EINVAL;
-	struct st_tq_rmrow *page = malloc(STQ_RM_PAGE * sizeof(*page));
-	if (page == NULL)
-		return st_failf(db, GB_ENOMEM, "out of memory");
-	long long from = from_seq > 0 ? from_seq : 0;
-	int rc = GB_OK;
-	for (;;) {
-		size_t got = 0;
-		rc = scan_page(db, tq_id, from, page, &got);
-		for (size_t i = 0; rc == GB_OK && i < got; i++)
-			rc = fn(ud, &page[i]);
-		if (rc != GB_OK || got < STQ_RM_PAGE)
-			break;
-		from = page[got - 1].seq + 1;
-	}
-	free(page);
-	return rc;
+	const struct st_tq_rmfrom one = {tq_id, from_seq};
+	return st_tq_removals_scan_many(db, &one, 1, fn, ud);
 }
 
 int st_tq_removals_prune(struct st_db *db, long long before, size_t max,
