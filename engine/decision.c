@@ -15,8 +15,12 @@ void dec_init(struct dec_decision *d, struct dec_candidate *cands, size_t n)
 	d->cands = cands;
 	d->ncands = n;
 	for (size_t i = 0; i < n; i++) {
-		memset(&cands[i], 0, sizeof(cands[i]));
-		cands[i].weight = NAN;
+		struct dec_candidate *c = &cands[i];
+		c->name = NULL;
+		c->weight = NAN;
+		c->stage = NULL;
+		c->nreasons = 0;
+		memset(&c->wexpl, 0, sizeof(c->wexpl));
 	}
 }
 
@@ -40,11 +44,6 @@ int dec_reject(struct dec_candidate *c, const char *stage, const char *rule,
 	}
 	c->nreasons++;
 	return 0;
-}
-
-int dec_dropped(const struct dec_candidate *c)
-{
-	return c->stage != NULL;
 }
 
 size_t dec_alive(const struct dec_decision *d)

@@ -70,7 +70,11 @@ struct dec_decision {
 
 /*
 ** Reset `d` and point it at `cands` (n slots, n may be 0). Every candidate is
-** alive with weight NAN and no reasons; names are left NULL for the caller.
+** alive with weight NAN, no reasons and no weight breakdown (wexpl zeroed);
+** names are left NULL for the caller. The reasons[] slots themselves are not
+** cleared: only the first min(nreasons, DEC_MAX_REASONS) are ever valid, and
+** clearing all of them wrote three times the memory a decision over 1000
+** queues needs.
 */
 void dec_init(struct dec_decision *d, struct dec_candidate *cands, size_t n);
 
@@ -83,8 +87,12 @@ int dec_reject(struct dec_candidate *c, const char *stage, const char *rule,
 	       const char *code, const char *fmt, const char *str, double v0,
 	       double v1, double v2, double v3);
 
-/* Non-zero when the candidate has been dropped. */
-int dec_dropped(const struct dec_candidate *c);
+/* Non-zero when the candidate has been dropped. Inline because the
+** brokerages ask it of every candidate in several passes. */
+static inline int dec_dropped(const struct dec_candidate *c)
+{
+	return c->stage != NULL;
+}
 
 /* Count the candidates still alive. */
 size_t dec_alive(const struct dec_decision *d);
