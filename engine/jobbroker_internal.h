@@ -5,16 +5,18 @@
 **
 ** The filter rows read the per-task facts jobbroker.c computes once per
 ** decision (struct jb_ctx), so the context's layout has to be visible in
-** both files; jobbroker.h keeps it opaque for every other module. The two
-** string helpers are static inline here rather than exported because f_ip
-** splits a queue's wnconnectivity for every candidate, and a decision over
-** 1000 queues has a 100 us budget: the compiler should be free to inline
-** them in both files as it did when they were one.
+** both files; jobbroker.h keeps it opaque for every other module. The
+** string helpers are static inline here rather than exported because rows
+** use them for every candidate (f_ip splits a queue's wnconnectivity,
+** f_status compares its status), and a decision over 1000 queues has a
+** 50 us budget: the compiler should be free to inline them in both files
+** as it did when they were one.
 */
 #ifndef GB_JOBBROKER_INTERNAL_H
 #define GB_JOBBROKER_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "jobbroker.h"
@@ -54,6 +56,7 @@ struct jb_ctx {
 	int links_full;          /* PJ-07 */
 	long min_nevents;        /* PJ-17/PJ-21: the smallest job */
 	double min_input_mb;
+	double disk_mb[2];       /* PJ-17: its disk, [direct_access != 0] */
 	struct jb_word ip_conn;  /* PJ-22: the task's ipConnectivity */
 	struct jb_word ip_stack;
 	struct nw_params nwp;    /* PJ-27, PJ-32 */
@@ -66,6 +69,19 @@ struct jb_ctx {
 static inline const char *jb_str_or_empty(const char *s)
 {
 	return s ? s : "";
+}
+
+/* 1 when `s` (NULL reads as "") equals the literal `lit`: a byte loop the
+** compiler unrolls for a short literal, where strcmp is a library call for
+** every queue. */
+static inline int jb_str_is(const char *s, const char *lit)
+{
+	s = jb_str_or_empty(s);
+	while (*lit != '\0' && *s == *lit) {
+		s++;
+		lit++;
+	}
+	return *s == *lit;
 }
 
 /* Split "conn#stack" (either part optional, NULL reads as "") into its two
@@ -93,5 +109,15 @@ static inline void jb_split_ip(const char *s, struct jb_word *conn,
 ** Reads ctx's per-task fields only (not `f`/`stage`). Returns 1 or 0.
 */
 int jb_row_applies(const struct jb_ctx *ctx, const struct jb_filter *f);
+
+/*
+** Run the rows whose bits are set in `rows` (bit r = row r of jb_filters[],
+** r < 32) on queue `q`, in table order, with the per-queue facts in ctx->f
+** already set; ctx->stage is set to each row's name as it runs. Returns
+** the index of the first row that dropped `q` (its reason recorded in
+** `c`), or -1 when all kept it.
+*/
+int jb_filter_queue(struct jb_ctx *ctx, uint32_t rows, const struct jb_queue *q,
+		    struct dec_candidate *c);
 
 #endif
