@@ -80,10 +80,18 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-/* Case-insensitive "test" anywhere in s; ASCII only, no locale. */
+/* Case-insensitive "test" anywhere in s; ASCII only, no locale. Every
+** queue's name is scanned and most hold no 't' at all, so two strchr (the
+** library's word-at-a-time scans) find the first 't' or 'T' and only the
+** rest of the name from there is read byte by byte. */
 static int has_test(const char *s)
 {
-	for (; *s; s++)
+	const char *lo = strchr(s, 't'), *up = strchr(s, 'T');
+	if (lo == NULL || (up != NULL && up < lo))
+		lo = up;
+	if (lo == NULL)
+		return 0;
+	for (s = lo; *s; s++)
 		if ((s[0] | 0x20) == 't' && (s[1] | 0x20) == 'e' &&
 		    (s[2] | 0x20) == 's' && (s[3] | 0x20) == 't')
 			return 1;
@@ -378,7 +386,7 @@ static int f_full_chain(const struct jb_ctx *ctx, const struct jb_queue *q,
 static int f_status(const struct jb_ctx *ctx, const struct jb_queue *q,
 		    struct dec_candidate *c)
 {
-	if (ctx->f.preassigned || jb_str_is(q->status, "online"))
+	if (ctx->f.preassigned || JB_STR_IS(q->status, "online"))
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-04", "status",
 			  "status %s is not online",

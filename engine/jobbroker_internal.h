@@ -71,18 +71,22 @@ static inline const char *jb_str_or_empty(const char *s)
 	return s ? s : "";
 }
 
-/* 1 when `s` (NULL reads as "") equals the literal `lit`: a byte loop the
-** compiler unrolls for a short literal, where strcmp is a library call for
-** every queue. */
-static inline int jb_str_is(const char *s, const char *lit)
+/* 1 when `s` (NULL reads as "") is the `n` bytes of `lit`, which has no
+** NUL among them. Never reads past the end of `s`: its NUL differs from
+** every byte of `lit`. Called through JB_STR_IS with a literal, whose
+** length the compiler then knows, so the loop unrolls into n byte
+** compares where strcmp is a library call for every queue. */
+static inline int jb_str_is_n(const char *s, const char *lit, size_t n)
 {
 	s = jb_str_or_empty(s);
-	while (*lit != '\0' && *s == *lit) {
-		s++;
-		lit++;
-	}
-	return *s == *lit;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != lit[i])
+			return 0;
+	return s[n] == '\0';
 }
+
+/* jb_str_is_n for a string literal `lit` ("" lit refuses anything else). */
+#define JB_STR_IS(s, lit) jb_str_is_n((s), "" lit, sizeof(lit) - 1)
 
 /* Split "conn#stack" (either part optional, NULL reads as "") into its two
 ** words; both point into `s`, which must outlive them. */
