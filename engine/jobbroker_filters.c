@@ -80,18 +80,12 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-/* Case-insensitive "test" anywhere in s; ASCII only, no locale. Every
-** queue's name is scanned and most hold no 't' at all, so two strchr (the
-** library's word-at-a-time scans) find the first 't' or 'T' and only the
-** rest of the name from there is read byte by byte. */
+/* Case-insensitive "test" anywhere in s; ASCII only, no locale. A plain
+** byte loop: on queue names (a dozen bytes) it is faster than finding the
+** first 't' and 'T' with two strchr calls first, measured. */
 static int has_test(const char *s)
 {
-	const char *lo = strchr(s, 't'), *up = strchr(s, 'T');
-	if (lo == NULL || (up != NULL && up < lo))
-		lo = up;
-	if (lo == NULL)
-		return 0;
-	for (s = lo; *s; s++)
+	for (; *s; s++)
 		if ((s[0] | 0x20) == 't' && (s[1] | 0x20) == 'e' &&
 		    (s[2] | 0x20) == 's' && (s[3] | 0x20) == 't')
 			return 1;
