@@ -119,7 +119,7 @@ double jb_running(const struct jb_queue *q, const struct jb_task *t,
 	if ((double)t->priority > p->max_prio_bootstrap)
 		return r; /* bootstrap terms are for low-priority work only */
 	if (r < JB_BOOTSTRAP_BATCH_CAP && k->nbatchjob > r)
-		r = fmax(r, fmin(k->nbatchjob, JB_BOOTSTRAP_BATCH_CAP));
+		r = jb_fmax(r, jb_fmin(k->nbatchjob, JB_BOOTSTRAP_BATCH_CAP));
 	/* numSlots counts cores a queue was given (Harvester slots), not
 	** jobs: a job takes the queue's coreCount of them (the task's on a
 	** coreCount 0 queue, the cores PJ-13 says a job uses there). */
@@ -127,7 +127,7 @@ double jb_running(const struct jb_queue *q, const struct jb_task *t,
 	if (cores < 1)
 		cores = 1;
 	if (q->num_slots > 0)
-		r = fmax(r, (double)q->num_slots / (double)cores);
+		r = jb_fmax(r, (double)q->num_slots / (double)cores);
 	else if (q->num_slots == 0)
 		r += k->starting;
 	return r;
@@ -139,7 +139,7 @@ double jb_base_weight(const struct jb_counts *k, double running,
 	if (input_local) /* PJ-29: assigned jobs wait for other data */
 		return (running + 1) /
 		       (k->activated + k->starting + k->defined + 10);
-	double many = fmin(2.0, fmax(1.0, (k->assigned + 1) /
+	double many = jb_fmin(2.0, jb_fmax(1.0, (k->assigned + 1) /
 						   (k->activated + 1)));
 	return (running + 1) / ((k->activated + k->assigned + k->starting +
 				 k->defined + 10) *
@@ -265,7 +265,7 @@ static double queue_cap(const struct jb_ctx *ctx, double running)
 {
 	if (ctx->express)
 		return INFINITY;
-	return fmax(ctx->p->nqueue_limit, 2 * running);
+	return jb_fmax(ctx->p->nqueue_limit, 2 * running);
 }
 
 /* ---- validation ------------------------------------------------------- */

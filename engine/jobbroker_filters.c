@@ -662,10 +662,7 @@ static int f_transferring(const struct jb_ctx *ctx, const struct jb_queue *q,
 {
 	double limit = q->transferring_limit > 0 ? q->transferring_limit
 						 : JB_TRANSFERRING_LIMIT;
-	/* Both finite and >= 0 (validated): no NaN for fmax to handle, and
-	** the comparison spares a library call per queue. */
-	double cap = limit > 2 * q->counts.running ? limit
-						   : 2 * q->counts.running;
+	double cap = jb_fmax(limit, 2 * q->counts.running);
 	if (!(q->counts.transferring > cap))
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-24", "transferring",

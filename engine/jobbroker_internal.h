@@ -15,6 +15,7 @@
 #ifndef GB_JOBBROKER_INTERNAL_H
 #define GB_JOBBROKER_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -64,6 +65,21 @@ struct jb_ctx {
 	struct jb_qfacts f;      /* the current queue */
 	const char *stage;       /* the current row's name, for dec_reject */
 };
+
+/* fmax and fmin without the library call the compiler keeps for their
+** NaN rules (several per queue in the weights and caps): a NaN argument
+** gives the other one, and otherwise the result is the C library's on
+** x86-64 (maxsd/minsd), `b` for two equal values, so two zeros of
+** opposite sign come out with the same sign as before as well. */
+static inline double jb_fmax(double a, double b)
+{
+	return (isnan(b) || a > b) ? a : b;
+}
+
+static inline double jb_fmin(double a, double b)
+{
+	return (isnan(b) || a < b) ? a : b;
+}
 
 /* `s`, or "" for NULL: optional strings of the inputs read as empty. */
 static inline const char *jb_str_or_empty(const char *s)
