@@ -7,21 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 
-void dec_init(struct dec_decision *d, struct dec_candidate *cands, size_t n)
+void dec_init_lazy(struct dec_decision *d, struct dec_candidate *cands,
+		   size_t n)
 {
 	memset(d, 0, sizeof(*d));
 	d->chosen = -1;
 	d->outcome = DEC_PENDING;
 	d->cands = cands;
 	d->ncands = n;
-	for (size_t i = 0; i < n; i++) {
-		struct dec_candidate *c = &cands[i];
-		c->name = NULL;
-		c->weight = NAN;
-		c->stage = NULL;
-		c->nreasons = 0;
-		memset(&c->wexpl, 0, sizeof(c->wexpl));
-	}
+}
+
+void dec_init(struct dec_decision *d, struct dec_candidate *cands, size_t n)
+{
+	dec_init_lazy(d, cands, n);
+	for (size_t i = 0; i < n; i++)
+		dec_candidate_reset(&cands[i]);
 }
 
 int dec_reject(struct dec_candidate *c, const char *stage, const char *rule,

@@ -495,7 +495,7 @@ int jb_broker(const struct jb_task *task, const struct jb_queue *queues,
 	    !plan->job_queue || !plan->job_status ||
 	    nqueues > (size_t)LONG_MAX || nqueues > (size_t)INT_MAX)
 		return GB_EINVAL;
-	dec_init(out, cands, nqueues);
+	dec_init_lazy(out, cands, nqueues); /* each reset in the loop below */
 	plan->nbest = 0;
 	plan->nassigned = 0;
 	for (size_t j = 0; j < task->njobs; j++) {
@@ -517,6 +517,7 @@ int jb_broker(const struct jb_task *task, const struct jb_queue *queues,
 		struct dec_candidate *c = &cands[i];
 		if (!queue_valid(q))
 			return GB_EINVAL;
+		dec_candidate_reset(c);
 		c->name = q->name;
 		queue_facts(&ctx, q);
 		int r = jb_filter_queue(&ctx, rows, q, c);
