@@ -6,7 +6,7 @@
 ** reasons} and NodeToStatus: each rejected candidate carries the rule ID that
 ** rejected it, a stable reason code, and the numbers that were compared. The
 ** human text is NOT formatted when a filter rejects (job brokerage rejects
-** hundreds of queues per decision and must stay under 100 us); a reason keeps
+** hundreds of queues per decision and must stay under 50 us); a reason keeps
 ** a static printf template and its numbers, and dec_reason_format() renders it
 ** only when someone asks (explain, the decision record, a log line).
 **

@@ -13,11 +13,11 @@
 ** cores) are computed once per queue and stay in cache while every rule
 ** reads them; a decision over 1000 queues must stay under 50 us. Nothing
 ** here allocates, formats text per queue or parses per queue what can be
-** parsed once per task: the task's ipConnectivity, its smallest job and
-** its flags are read once into struct jb_ctx. Rows that cannot drop
-** anything for this task (the scout rules for non-scouts, ...) are left out
-** of the per-queue loop (a bit mask for jb_filter_queue) and show in ==
-** out. Queues are validated in the
+** parsed once per task: the task's ipConnectivity, its smallest job (and
+** its disk) and its flags are read once into struct jb_ctx. Rows that
+** cannot drop anything for this task (the scout rules for non-scouts, ...)
+** are left out of the per-queue loop (a bit mask for jb_filter_queue) and
+** show in == out. Queues are validated, and their candidates reset, in the
 ** same pass, so on GB_EINVAL the outputs hold a partial decision to ignore.
 **
 ** After the filters: weights (PJ-28..PJ-32), the cap filters (PJ-33,
