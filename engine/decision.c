@@ -7,17 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 
-void dec_init(struct dec_decision *d, struct dec_candidate *cands, size_t n)
+void dec_init_lazy(struct dec_decision *d, struct dec_candidate *cands,
+		   size_t n)
 {
 	memset(d, 0, sizeof(*d));
 	d->chosen = -1;
 	d->outcome = DEC_PENDING;
 	d->cands = cands;
 	d->ncands = n;
-	for (size_t i = 0; i < n; i++) {
-		memset(&cands[i], 0, sizeof(cands[i]));
-		cands[i].weight = NAN;
-	}
+}
+
+void dec_init(struct dec_decision *d, struct dec_candidate *cands, size_t n)
+{
+	dec_init_lazy(d, cands, n);
+	for (size_t i = 0; i < n; i++)
+		dec_candidate_reset(&cands[i]);
 }
 
 int dec_reject(struct dec_candidate *c, const char *stage, const char *rule,
@@ -40,11 +44,6 @@ int dec_reject(struct dec_candidate *c, const char *stage, const char *rule,
 	}
 	c->nreasons++;
 	return 0;
-}
-
-int dec_dropped(const struct dec_candidate *c)
-{
-	return c->stage != NULL;
 }
 
 size_t dec_alive(const struct dec_decision *d)

@@ -6,7 +6,7 @@
 ** reasons} and NodeToStatus: each rejected candidate carries the rule ID that
 ** rejected it, a stable reason code, and the numbers that were compared. The
 ** human text is NOT formatted when a filter rejects (job brokerage rejects
-** hundreds of queues per decision and must stay under 100 us); a reason keeps
+** hundreds of queues per decision and must stay under 50 us); a reason keeps
 ** a static printf template and its numbers, and dec_reason_format() renders it
 ** only when someone asks (explain, the decision record, a log line).
 **
@@ -16,7 +16,9 @@
 #ifndef GB_DECISION_H
 #define GB_DECISION_H
 
+#include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #define DEC_MAX_REASONS 3 /* reasons kept per candidate; more are counted */
 #define DEC_MAX_STAGES 48 /* job brokerage has ~35 stages */
@@ -70,9 +72,35 @@ struct dec_decision {
 
 /*
 ** Reset `d` and point it at `cands` (n slots, n may be 0). Every candidate is
-** alive with weight NAN and no reasons; names are left NULL for the caller.
+** alive with weight NAN, no reasons and no weight breakdown (wexpl zeroed);
+** names are left NULL for the caller. The reasons[] slots themselves are not
+** cleared: only the first min(nreasons, DEC_MAX_REASONS) are ever valid, and
+** clearing all of them wrote three times the memory a decision over 1000
+** queues needs.
 */
 void dec_init(struct dec_decision *d, struct dec_candidate *cands, size_t n);
+
+/*
+** dec_init() without touching the candidates: reset `d` and point it at
+** `cands` (n slots), and leave the caller to reset each slot with
+** dec_candidate_reset() before it records anything in it or the decision
+** is read. For a brokerage that visits every candidate in one pass anyway
+** (the job brokerage: a separate pass over 1000 candidates to reset them
+** was 3% of its decision).
+*/
+void dec_init_lazy(struct dec_decision *d, struct dec_candidate *cands,
+		   size_t n);
+
+/* Reset one candidate as dec_init() does: alive, weight NAN, no reasons,
+** no weight breakdown, name NULL. */
+static inline void dec_candidate_reset(struct dec_candidate *c)
+{
+	c->name = NULL;
+	c->weight = NAN;
+	c->stage = NULL;
+	c->nreasons = 0;
+	memset(&c->wexpl, 0, sizeof(c->wexpl));
+}
 
 /*
 ** Record that `c` is dropped by `rule` with reason `code`. The first drop sets
@@ -83,8 +111,12 @@ int dec_reject(struct dec_candidate *c, const char *stage, const char *rule,
 	       const char *code, const char *fmt, const char *str, double v0,
 	       double v1, double v2, double v3);
 
-/* Non-zero when the candidate has been dropped. */
-int dec_dropped(const struct dec_candidate *c);
+/* Non-zero when the candidate has been dropped. Inline because the
+** brokerages ask it of every candidate in several passes. */
+static inline int dec_dropped(const struct dec_candidate *c)
+{
+	return c->stage != NULL;
+}
 
 /* Count the candidates still alive. */
 size_t dec_alive(const struct dec_decision *d);

@@ -10,7 +10,9 @@
 ** only the context and its queue, and either keeps the queue (returns 1)
 ** or records one reason with dec_reject() and returns 0: the row order of
 ** jb_filters[] is the order of the stage summary, so a new rule is a new
-** row here and, if it only concerns some tasks, a case of jb_row_applies.
+** line of JB_ROWS (which makes both the table and the sequence of calls
+** jb_filter_queue runs) and, if it only concerns some tasks, a case of
+** jb_row_applies.
 ** Nothing here allocates; per-task facts are in the context already.
 **
 ** Interpretations (where the seeds are silent or the public code differs):
@@ -72,18 +74,43 @@
 #include "jobbroker_internal.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
 /* ---- small helpers ---------------------------------------------------- */
 
-/* Case-insensitive "test" anywhere in s; ASCII only, no locale. */
+/*
+** Case-insensitive "test" anywhere in s; ASCII only, no locale. Every
+** queue's name is searched, and a byte-by-byte scan of it was a tenth of
+** a decision. Horspool's search instead looks at the last byte of each
+** four-byte window (case folded by | 0x20, which maps only T, E and S onto
+** t, e and s) and slides the window to the next place that byte could
+** take in "test": 4 past a byte not in "tes", 1 past 's', 2 past 'e', 3
+** past a 't' that does not end the word.
+*/
 static int has_test(const char *s)
 {
-	for (; *s; s++)
-		if ((s[0] | 0x20) == 't' && (s[1] | 0x20) == 'e' &&
-		    (s[2] | 0x20) == 's' && (s[3] | 0x20) == 't')
-			return 1;
+	size_t n = strlen(s);
+	for (size_t i = 3; i < n;) {
+		switch (s[i] | 0x20) {
+		case 't':
+			if ((s[i - 3] | 0x20) == 't' && (s[i - 2] | 0x20) == 'e' &&
+			    (s[i - 1] | 0x20) == 's')
+				return 1;
+			i += 3;
+			break;
+		case 'e':
+			i += 2;
+			break;
+		case 's':
+			i += 1;
+			break;
+		default:
+			i += 4;
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -179,6 +206,65 @@ int jb_zero_share(const char *policy, const char *processing_type)
 	return typed && (best == 0 || zero);
 }
 
+/* ---- per-queue quantities, exported for the tests and `explain` -------
+** Defined here, next to the rows that compare them for every queue, so
+** that the compiler inlines them into those rows. */
+
+double jb_memory_mb(const struct jb_task *t, long cores)
+{
+	return (t->base_ram + t->ram_count * (double)cores) *
+	       JB_MEM_COMPENSATION;
+}
+
+/* MB per unit of a per-event outDiskCount; 0 for a ratio. */
+static double out_mb_per_unit(enum jb_out_unit u)
+{
+	switch (u) {
+	case JB_OUT_KB_PER_EVENT:
+		return 1.0 / 1024.0;
+	case JB_OUT_MB_PER_EVENT:
+		return 1.0;
+	case JB_OUT_GB_PER_EVENT:
+		return 1024.0;
+	case JB_OUT_RATIO:
+		break;
+	}
+	return 0;
+}
+
+double jb_disk_mb(const struct jb_task *t, long nevents, double input_mb,
+		  int direct_access)
+{
+	double out = t->out_disk_unit != JB_OUT_RATIO
+			     ? t->out_disk_count * (double)nevents *
+				       out_mb_per_unit(t->out_disk_unit)
+			     : t->out_disk_count * input_mb;
+	return (direct_access ? 0.0 : input_mb) +
+	       fmax(JB_MIN_OUT_DISK_MB, out) + t->work_disk_count;
+}
+
+double jb_maxwdir_mb(const struct jb_task *t, const struct jb_queue *q)
+{
+	if (q->core_count <= 0)
+		return q->maxwdir;
+	return q->maxwdir * (double)t->core_count / (double)q->core_count;
+}
+
+double jb_task_diskio(const struct jb_task *t, const struct jb_queue *q)
+{
+	if (t->core_count > 1 && q->core_count > 0)
+		return t->diskio / (double)q->core_count;
+	return t->diskio;
+}
+
+double jb_walltime_s(const struct jb_task *t, long nevents, long cores,
+		     double corepower)
+{
+	return t->cpu_time * (double)nevents /
+		       ((double)cores * corepower * t->cpu_efficiency / 100.0) +
+	       t->base_time;
+}
+
 /* ---- filters (one per row of jb_filters[]) ---------------------------- */
 
 /* ---- checks shared with the analysis brokerage --------------------------
@@ -191,8 +277,12 @@ int jb_check_diskio(const struct jb_task *t, const struct jb_queue *q,
 {
 	double limit = isfinite(q->max_diskio) ? q->max_diskio
 					       : max_diskio_default;
+	/* The queue's average first: it is rarely over its limit, and the
+	** task's figure costs a division. */
+	if (!(q->diskio_avg > limit))
+		return 1;
 	double task = jb_task_diskio(t, q);
-	if (!(q->diskio_avg > limit && task > limit))
+	if (!(task > limit))
 		return 1;
 	return dec_reject(c, stage, rule, "diskIO",
 			  "task diskIO %g and queue average %g kB/s/core > "
@@ -242,8 +332,10 @@ int jb_check_release(const struct jb_task *t, const struct jb_queue *q,
 	}
 	if (q->releases == JB_REL_LIST) {
 		const char *v = jb_str_or_empty(need->sw_version);
+		/* The first byte inline spares most entries a strcmp call. */
 		for (size_t i = 0; i < q->nrelease_list; i++)
-			if (strcmp(q->release_list[i], v) == 0)
+			if (q->release_list[i][0] == v[0] &&
+			    strcmp(q->release_list[i], v) == 0)
 				return 1;
 		return dec_reject(c, stage, rule, "cache",
 				  "release %s not among the queue's %.0f "
@@ -312,9 +404,7 @@ static int f_full_chain(const struct jb_ctx *ctx, const struct jb_queue *q,
 static int f_status(const struct jb_ctx *ctx, const struct jb_queue *q,
 		    struct dec_candidate *c)
 {
-	const char *st = q->status;
-	if (ctx->f.preassigned ||
-	    (st && st[0] == 'o' && strcmp(st, "online") == 0))
+	if (ctx->f.preassigned || JB_STR_IS(q->status, "online"))
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-04", "status",
 			  "status %s is not online",
@@ -496,8 +586,7 @@ static int f_disk(const struct jb_ctx *ctx, const struct jb_queue *q,
 {
 	if (!(q->maxwdir > 0))
 		return 1;
-	double disk = jb_disk_mb(ctx->t, ctx->min_nevents, ctx->min_input_mb,
-				 q->direct_access);
+	double disk = ctx->disk_mb[q->direct_access != 0];
 	double limit = jb_maxwdir_mb(ctx->t, q);
 	if (disk < limit)
 		return 1;
@@ -595,7 +684,7 @@ static int f_transferring(const struct jb_ctx *ctx, const struct jb_queue *q,
 {
 	double limit = q->transferring_limit > 0 ? q->transferring_limit
 						 : JB_TRANSFERRING_LIMIT;
-	double cap = fmax(limit, 2 * q->counts.running);
+	double cap = jb_fmax(limit, 2 * q->counts.running);
 	if (!(q->counts.transferring > cap))
 		return 1;
 	return dec_reject(c, ctx->stage, "PJ-24", "transferring",
@@ -652,40 +741,74 @@ static int f_network(const struct jb_ctx *ctx, const struct jb_queue *q,
 			  NULL, nw.weight, ctx->nw_min, 0, 0);
 }
 
+/*
+** The rows, in order: one list that makes both the table (what `explain`,
+** the stage summary and jb_row_applies read) and the sequence of calls in
+** jb_filter_queue(), so the two cannot disagree.
+*/
 /* clang-format off */
-const struct jb_filter jb_filters[] = {
-	{"candidates",      "PJ-01", f_candidates},
-	{"full chain",      "FC-06", f_full_chain},
-	{"status",          "PJ-04", f_status},
-	{"link blocked",    "PJ-05", f_link},
-	{"link queue",      "PJ-06", f_link_queue},
-	{"links full",      "PJ-07", f_links_full},
-	{"high priority",   "PJ-08", f_high_prio},
-	{"inactive",        "PJ-09", f_inactive},
-	{"zero share",      "PJ-10", f_zero_share},
-	{"move input",      "PJ-11", f_move_input},
-	{"disk io",         "PJ-12", f_diskio},
-	{"core count",      "PJ-13", f_cores},
-	{"software",        "PJ-14", f_software},
-	{"memory",          "PJ-15", f_memory},
-	{"direct access",   "PJ-16", f_direct},
-	{"disk",            "PJ-17", f_disk},
-	{"space",           "PJ-18", f_space},
-	{"blacklist",       "PJ-19", f_blacklist},
-	{"scout walltime",  "PJ-20", f_scout_wall},
-	{"walltime",        "PJ-21", f_walltime},
-	{"ip connectivity", "PJ-22", f_ip},
-	{"event service",   "PJ-23", f_es},
-	{"transferring",    "PJ-24", f_transferring},
-	{"t1 weight",       "PJ-25", f_t1weight},
-	{"pilot",           "PJ-26", f_pilot},
-	{"network",         "PJ-27", f_network},
-	{NULL, NULL, NULL},
-};
+#define JB_ROWS(X)                                   \
+	X("candidates",      "PJ-01", f_candidates)   \
+	X("full chain",      "FC-06", f_full_chain)   \
+	X("status",          "PJ-04", f_status)       \
+	X("link blocked",    "PJ-05", f_link)         \
+	X("link queue",      "PJ-06", f_link_queue)   \
+	X("links full",      "PJ-07", f_links_full)   \
+	X("high priority",   "PJ-08", f_high_prio)    \
+	X("inactive",        "PJ-09", f_inactive)     \
+	X("zero share",      "PJ-10", f_zero_share)   \
+	X("move input",      "PJ-11", f_move_input)   \
+	X("disk io",         "PJ-12", f_diskio)       \
+	X("core count",      "PJ-13", f_cores)        \
+	X("software",        "PJ-14", f_software)     \
+	X("memory",          "PJ-15", f_memory)       \
+	X("direct access",   "PJ-16", f_direct)       \
+	X("disk",            "PJ-17", f_disk)         \
+	X("space",           "PJ-18", f_space)        \
+	X("blacklist",       "PJ-19", f_blacklist)    \
+	X("scout walltime",  "PJ-20", f_scout_wall)   \
+	X("walltime",        "PJ-21", f_walltime)     \
+	X("ip connectivity", "PJ-22", f_ip)           \
+	X("event service",   "PJ-23", f_es)           \
+	X("transferring",    "PJ-24", f_transferring) \
+	X("t1 weight",       "PJ-25", f_t1weight)     \
+	X("pilot",           "PJ-26", f_pilot)        \
+	X("network",         "PJ-27", f_network)
 /* clang-format on */
+
+#define JB_ROW_ENTRY(name, rule, fn) {name, rule, fn},
+const struct jb_filter jb_filters[] = {
+	JB_ROWS(JB_ROW_ENTRY){NULL, NULL, NULL},
+};
 
 _Static_assert(sizeof(jb_filters) / sizeof(jb_filters[0]) == JB_NFILTERS + 1,
 	       "JB_NFILTERS must count the rows of jb_filters[]");
+
+/* Row indexes, in table order. */
+#define JB_ROW_INDEX(name, rule, fn) JB_ROW_##fn,
+enum { JB_ROWS(JB_ROW_INDEX) JB_ROW_END };
+
+_Static_assert(JB_NFILTERS <= 32, "jb_filter_queue's row mask is 32 bits");
+
+int jb_filter_queue(struct jb_ctx *ctx, uint32_t rows, const struct jb_queue *q,
+		    struct dec_candidate *c)
+{
+	/* The rows written out in order as direct calls, each behind its bit,
+	** rather than a loop over the table's pointers: the bits are the
+	** same for every queue of a decision, so each test is predicted, and
+	** the small rows inline. Through the pointers (an indirect call per
+	** row, 1000 queues x 15 rows) the dispatch alone cost as much as the
+	** rows it called. */
+#define JB_ROW_RUN(name, rule, fn)                                             \
+	if (rows & (UINT32_C(1) << JB_ROW_##fn)) {                            \
+		ctx->stage = name;                                            \
+		if (!fn(ctx, q, c))                                           \
+			return JB_ROW_##fn;                                   \
+	}
+	JB_ROWS(JB_ROW_RUN)
+#undef JB_ROW_RUN
+	return -1;
+}
 
 /*
 ** Whether a row can drop anything for this task at all. Rows that cannot

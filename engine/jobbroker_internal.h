@@ -5,16 +5,19 @@
 **
 ** The filter rows read the per-task facts jobbroker.c computes once per
 ** decision (struct jb_ctx), so the context's layout has to be visible in
-** both files; jobbroker.h keeps it opaque for every other module. The two
-** string helpers are static inline here rather than exported because f_ip
-** splits a queue's wnconnectivity for every candidate, and a decision over
-** 1000 queues has a 100 us budget: the compiler should be free to inline
-** them in both files as it did when they were one.
+** both files; jobbroker.h keeps it opaque for every other module. The
+** string helpers are static inline here rather than exported because rows
+** use them for every candidate (f_ip splits a queue's wnconnectivity,
+** f_status compares its status), and a decision over 1000 queues has a
+** 50 us budget: the compiler should be free to inline them in both files
+** as it did when they were one.
 */
 #ifndef GB_JOBBROKER_INTERNAL_H
 #define GB_JOBBROKER_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "jobbroker.h"
@@ -54,6 +57,7 @@ struct jb_ctx {
 	int links_full;          /* PJ-07 */
 	long min_nevents;        /* PJ-17/PJ-21: the smallest job */
 	double min_input_mb;
+	double disk_mb[2];       /* PJ-17: its disk, [direct_access != 0] */
 	struct jb_word ip_conn;  /* PJ-22: the task's ipConnectivity */
 	struct jb_word ip_stack;
 	struct nw_params nwp;    /* PJ-27, PJ-32 */
@@ -62,11 +66,43 @@ struct jb_ctx {
 	const char *stage;       /* the current row's name, for dec_reject */
 };
 
+/* fmax and fmin without the library call the compiler keeps for their
+** NaN rules (several per queue in the weights and caps): a NaN argument
+** gives the other one, and otherwise the result is the C library's on
+** x86-64 (maxsd/minsd), `b` for two equal values, so two zeros of
+** opposite sign come out with the same sign as before as well. */
+static inline double jb_fmax(double a, double b)
+{
+	return (isnan(b) || a > b) ? a : b;
+}
+
+static inline double jb_fmin(double a, double b)
+{
+	return (isnan(b) || a < b) ? a : b;
+}
+
 /* `s`, or "" for NULL: optional strings of the inputs read as empty. */
 static inline const char *jb_str_or_empty(const char *s)
 {
 	return s ? s : "";
 }
+
+/* 1 when `s` (NULL reads as "") is the `n` bytes of `lit`, which has no
+** NUL among them. Never reads past the end of `s`: its NUL differs from
+** every byte of `lit`. Called through JB_STR_IS with a literal, whose
+** length the compiler then knows, so the loop unrolls into n byte
+** compares where strcmp is a library call for every queue. */
+static inline int jb_str_is_n(const char *s, const char *lit, size_t n)
+{
+	s = jb_str_or_empty(s);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != lit[i])
+			return 0;
+	return s[n] == '\0';
+}
+
+/* jb_str_is_n for a string literal `lit` ("" lit refuses anything else). */
+#define JB_STR_IS(s, lit) jb_str_is_n((s), "" lit, sizeof(lit) - 1)
 
 /* Split "conn#stack" (either part optional, NULL reads as "") into its two
 ** words; both point into `s`, which must outlive them. */
@@ -93,5 +129,15 @@ static inline void jb_split_ip(const char *s, struct jb_word *conn,
 ** Reads ctx's per-task fields only (not `f`/`stage`). Returns 1 or 0.
 */
 int jb_row_applies(const struct jb_ctx *ctx, const struct jb_filter *f);
+
+/*
+** Run the rows whose bits are set in `rows` (bit r = row r of jb_filters[],
+** r < 32) on queue `q`, in table order, with the per-queue facts in ctx->f
+** already set; ctx->stage is set to each row's name as it runs. Returns
+** the index of the first row that dropped `q` (its reason recorded in
+** `c`), or -1 when all kept it.
+*/
+int jb_filter_queue(struct jb_ctx *ctx, uint32_t rows, const struct jb_queue *q,
+		    struct dec_candidate *c);
 
 #endif

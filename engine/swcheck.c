@@ -2,10 +2,10 @@
 ** swcheck.c — release, cache, container and hardware checks for
 ** releases=AUTO queues (RC-02..RC-07).
 **
-** Every check is a scan of a short published list with strcmp: a queue
-** publishes a few dozen cmtconfigs and at most some hundred tags, and one
-** decision calls rc_check() once per AUTO queue, so no index is worth
-** building. Nothing allocates; strings are compared, never copied, except
+** Every check is a scan of a short published list (first byte inline,
+** then strcmp): a queue publishes a few dozen cmtconfigs and at most some
+** hundred tags, and one decision calls rc_check() once per AUTO queue, so
+** no index is worth building; each list is scanned once per question. Nothing allocates; strings are compared, never copied, except
 ** by rc_parse_arch() into the caller's fixed buffers.
 **
 ** Interpretations where the seed is silent or ambiguous (tested in
@@ -55,18 +55,30 @@ static const char *nz(const char *s)
 	return s != NULL ? s : "";
 }
 
+/* `a` (NULL reads as "") equals `b`. The first bytes are compared here:
+** most published entries differ from what a task asks right there, and
+** then there is no strcmp call (rc_check runs for every AUTO queue). */
+static int same(const char *a, const char *b)
+{
+	a = nz(a);
+	return a[0] == b[0] && (a[0] == '\0' || strcmp(a + 1, b + 1) == 0);
+}
+
 static int list_has(const char *const *list, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(nz(list[i]), s) == 0)
+		if (same(list[i], s))
 			return 1;
 	return 0;
 }
 
-/* "any" or `alt` in the list (RC-05, RC-06). */
+/* "any" or `alt` in the list (RC-05, RC-06), in one pass. */
 static int list_any_or(const char *const *list, size_t n, const char *alt)
 {
-	return list_has(list, n, "any") || list_has(list, n, alt);
+	for (size_t i = 0; i < n; i++)
+		if (same(list[i], "any") || same(list[i], alt))
+			return 1;
+	return 0;
 }
 
 /* Forward match: `name` starts with a non-empty entry of the list. An empty
@@ -176,11 +188,19 @@ invalid:
 int rc_attr_accepts(const char *const *list, size_t n, const char *want)
 {
 	want = nz(want);
-	if (n == 0 || list == NULL || list_has(list, n, ""))
+	if (n == 0 || list == NULL)
 		return 1;
-	if (want[0] != '\0')
-		return list_has(list, n, want);
-	return !list_has(list, n, "excl");
+	/* One pass: an empty entry accepts anything and so does the named
+	** value; a task naming none is refused by an 'excl' entry (unless
+	** an empty entry follows). */
+	int named = want[0] != '\0', excl = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *e = nz(list[i]);
+		if (e[0] == '\0' || (named && same(e, want)))
+			return 1;
+		excl |= !named && same(e, "excl");
+	}
+	return !named && !excl;
 }
 
 /* Record a reject when a candidate is given (tests may pass NULL). */
@@ -283,7 +303,7 @@ static int tags_hold_container(const struct rc_sw *sw, const char *name)
 {
 	for (size_t i = 0; i < sw->ntags; i++) {
 		const struct rc_tag *t = &sw->tags[i];
-		if (strcmp(nz(t->container_name), name) == 0 ||
+		if (same(t->container_name, name) ||
 		    list_has(t->sources, t->nsources, name))
 			return 1;
 	}
@@ -299,7 +319,7 @@ static int all_source_matches(const struct rc_sw *sw, const struct rc_sw *all,
 		return 0;
 	for (size_t i = 0; i < all->ntags; i++) {
 		const struct rc_tag *t = &all->tags[i];
-		if (t->nsources > 0 && strcmp(nz(t->container_name), name) == 0 &&
+		if (t->nsources > 0 && same(t->container_name, name) &&
 		    list_prefixes(sw->containers, sw->ncontainers,
 				  nz(t->sources[0])))
 			return 1;
@@ -337,9 +357,8 @@ static int tags_hold_release(const struct rc_sw *sw, const char *platform,
 {
 	for (size_t i = 0; i < sw->ntags; i++) {
 		const struct rc_tag *t = &sw->tags[i];
-		if (strcmp(nz(t->cmtconfig), platform) == 0 &&
-		    strcmp(nz(t->project), project) == 0 &&
-		    strcmp(nz(t->release), version) == 0)
+		if (same(t->cmtconfig, platform) && same(t->project, project) &&
+		    same(t->release, version))
 			return 1;
 	}
 	return 0;

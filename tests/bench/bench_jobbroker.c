@@ -1,6 +1,7 @@
 /*
 ** bench_jobbroker.c — how long one production job brokerage decision takes
-** over a realistic grid of 1000 queues (target: < 100 us on 2 cores).
+** over a realistic grid of 1000 queues (target: < 50 us on 2 cores), and
+** how that time grows with the grid (100, 1000 and 10,000 queues).
 **
 ** Builds the grid in memory with a seeded generator: mixed releases (AUTO
 ** queues with small published software dictionaries, ANY, release lists),
@@ -11,9 +12,14 @@
 ** Prints decisions per second, the median and 99th percentile of one
 ** decision in microseconds, and the same figures for a baseline loop that
 ** only reads the fields of every queue (what any decision must at least
-** touch), with the ratio. It never asserts a speed: machines differ, and a
-** timing threshold in a test suite only makes it flaky. Usage:
-**   bench_jobbroker [decisions]   (default 2000)
+** touch), with the ratio. Then a table of the same figures at 100, 1000
+** and 10,000 queues: one grid of 10,000 queues is generated and each size
+** takes its first queues, so the 1000-queue grid is the one above and the
+** smaller grid is its first tenth; each size has its own baseline over the
+** same queues, measured in the same run. It never asserts a speed:
+** machines differ, and a timing threshold in a test suite only makes it
+** flaky. Usage:
+**   bench_jobbroker [decisions]   (default 2000, at every size)
 */
 #include <math.h>
 #include <stdint.h>
@@ -27,16 +33,17 @@
 #include "params.h"
 #include "rng.h"
 
-#define NQ 1000
+#define NQ 1000      /* the headline grid */
+#define NQ_MAX 10000 /* the largest of the scaling table */
 #define NJOBS 100
 #define NSW 8
 #define NOW 1700000000LL
 
-static char names[NQ][32];
-static char sites[NQ][32];
-static struct jb_queue queues[NQ];
-static struct nw_link links[NQ];
-static struct dec_candidate cands[NQ];
+static char names[NQ_MAX][32];
+static char sites[NQ_MAX][32];
+static struct jb_queue queues[NQ_MAX];
+static struct nw_link links[NQ_MAX];
+static struct dec_candidate cands[NQ_MAX];
 static struct jb_job jobs[NJOBS];
 static long job_queue[NJOBS];
 static enum jb_job_status job_status[NJOBS];
@@ -96,7 +103,9 @@ static long below(struct gb_rng *g, long n)
 	return (long)gb_rng_below(g, (uint64_t)n);
 }
 
-static void build_grid(struct gb_rng *g)
+/* Queue i draws only from `g` in order, so the first n queues of a larger
+** grid are the grid of n queues. */
+static void build_grid(struct gb_rng *g, int nq)
 {
 	static const char *const status[] = {"online", "online", "online",
 					     "online", "online", "online",
@@ -105,7 +114,7 @@ static void build_grid(struct gb_rng *g)
 	static const char *const other_nuclei[] = {"", "", "", "BNL-ATLAS",
 						   "FZK-LCG2", "RAL-LCG2"};
 	static const char *const conns[] = {"", "full", "full#IPv4", "http"};
-	for (int i = 0; i < NQ; i++) {
+	for (int i = 0; i < nq; i++) {
 		struct jb_queue *q = &queues[i];
 		memset(q, 0, sizeof(*q));
 		snprintf(names[i], sizeof(names[i]), "%s%04d_%s",
@@ -219,22 +228,32 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sort `us` in place and report it; returns the median. */
-static double report(const char *what, double *us, int n, double total_us)
+/* Figures of one timed loop. */
+struct timing {
+	double per_s;  /* iterations per second of the whole loop */
+	double median; /* us */
+	double p99;    /* us */
+};
+
+/* Sort `us` in place and summarise it. */
+static struct timing summarise(double *us, int n, double total_us)
 {
 	qsort(us, (size_t)n, sizeof(*us), cmp_double);
-	double median = us[n / 2];
-	double p99 = us[(int)((double)(n - 1) * 0.99)];
+	return (struct timing){(double)n / (total_us / 1e6), us[n / 2],
+			       us[(int)((double)(n - 1) * 0.99)]};
+}
+
+static void report(const char *what, const struct timing *t)
+{
 	printf("%-9s %9.0f per s   median %8.2f us   p99 %8.2f us\n", what,
-	       (double)n / (total_us / 1e6), median, p99);
-	return median;
+	       t->per_s, t->median, t->p99);
 }
 
 /* What every decision must at least do: read each queue's fields once. */
-static double baseline_pass(void)
+static double baseline_pass(int nq)
 {
 	double acc = 0;
-	for (int i = 0; i < NQ; i++) {
+	for (int i = 0; i < nq; i++) {
 		const struct jb_queue *q = &queues[i];
 		acc += q->counts.running + q->counts.activated +
 		       q->counts.assigned + q->storage_free + q->maxtime +
@@ -243,6 +262,79 @@ static double baseline_pass(void)
 		       (q->link ? q->link->queued_files : 0);
 	}
 	return acc;
+}
+
+/* Everything one decision reads besides the queues. */
+struct setup {
+	const struct jb_task *task;
+	const struct jb_params *params;
+	const struct jb_env *env;
+	struct jb_plan *plan;
+	struct dec_decision *d;
+};
+
+/* Time `n` decisions over the first `nq` queues, each seeded by its index
+** as the distribution's generator; `us` has n slots. */
+static struct timing time_decisions(const struct setup *su, int nq, int n,
+				    double *us)
+{
+	struct gb_rng rng;
+	struct timespec t0, t1, a, b;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < n; i++) {
+		gb_rng_seed(&rng, (uint64_t)i);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		jb_broker(su->task, queues, (size_t)nq, su->params, su->env,
+			  &rng, cands, su->d, su->plan);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		us[i] = elapsed_us(&a, &b);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return summarise(us, n, elapsed_us(&t0, &t1));
+}
+
+/* Time `n` baseline passes over the first `nq` queues. */
+static struct timing time_baseline(int nq, int n, double *us)
+{
+	volatile double sink = 0;
+	struct timespec t0, t1, a, b;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < n; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		sink += baseline_pass(nq);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		us[i] = elapsed_us(&a, &b);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	(void)sink;
+	return summarise(us, n, elapsed_us(&t0, &t1));
+}
+
+/* Run 50 decisions over the first `nq` queues to warm the caches; returns
+** 0, or -1 when jb_broker refuses the input. */
+static int warm(const struct setup *su, int nq)
+{
+	struct gb_rng rng;
+	for (int i = 0; i < 50; i++) {
+		gb_rng_seed(&rng, (uint64_t)i);
+		if (jb_broker(su->task, queues, (size_t)nq, su->params, su->env,
+			      &rng, cands, su->d, su->plan) != GB_OK) {
+			fprintf(stderr, "bench: jb_broker failed at %d queues\n",
+				nq);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Candidates entering the weight stage: those that passed the filters. */
+static int survivors(const struct dec_decision *d)
+{
+	int weighed = -1;
+	for (size_t s = 0; s < d->nstages; s++)
+		if (strcmp(d->stages[s].name, "weight") == 0)
+			weighed = d->stages[s].in;
+	return weighed;
 }
 
 int main(int argc, char **argv)
@@ -262,7 +354,7 @@ int main(int argc, char **argv)
 	struct gb_rng g;
 	gb_rng_seed(&g, 20240601);
 	build_sw();
-	build_grid(&g);
+	build_grid(&g, NQ_MAX);
 	struct jb_task task;
 	struct rc_need need;
 	build_task(&task, &need);
@@ -272,24 +364,14 @@ int main(int argc, char **argv)
 	struct dec_decision d;
 	struct jb_plan plan = {.job_queue = job_queue,
 			       .job_status = job_status};
+	struct setup su = {&task, &params, &env, &plan, &d};
 
 	/* Warm the caches and check the decision once. */
-	struct gb_rng rng;
-	for (int i = 0; i < 50; i++) {
-		gb_rng_seed(&rng, (uint64_t)i);
-		if (jb_broker(&task, queues, NQ, &params, &env, &rng, cands, &d,
-			      &plan) != GB_OK) {
-			fprintf(stderr, "bench: jb_broker failed\n");
-			return 1;
-		}
-	}
-	int weighed = -1;
-	for (size_t s = 0; s < d.nstages; s++)
-		if (strcmp(d.stages[s].name, "weight") == 0)
-			weighed = d.stages[s].in;
+	if (warm(&su, NQ) != 0)
+		return 1;
 	printf("grid: %d queues, %d jobs; %d survive the filters, best %zu, "
 	       "%zu jobs assigned, outcome %s\n",
-	       NQ, NJOBS, weighed, plan.nbest, plan.nassigned,
+	       NQ, NJOBS, survivors(&d), plan.nbest, plan.nassigned,
 	       dec_outcome_name(d.outcome));
 	char line[128];
 	for (size_t s = 0; s < d.nstages; s++) {
@@ -299,32 +381,31 @@ int main(int argc, char **argv)
 		printf("  %s\n", line);
 	}
 
-	struct timespec t0, t1, a, b;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < n; i++) {
-		gb_rng_seed(&rng, (uint64_t)i);
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		jb_broker(&task, queues, NQ, &params, &env, &rng, cands, &d,
-			  &plan);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		us[i] = elapsed_us(&a, &b);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double med = report("decision", us, n, elapsed_us(&t0, &t1));
-
-	volatile double sink = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < n; i++) {
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		sink += baseline_pass();
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		base_us[i] = elapsed_us(&a, &b);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double bmed = report("baseline", base_us, n, elapsed_us(&t0, &t1));
+	struct timing dec = time_decisions(&su, NQ, n, us);
+	report("decision", &dec);
+	struct timing base = time_baseline(NQ, n, base_us);
+	report("baseline", &base);
 	printf("ratio decision/baseline (median): %.1f\n",
-	       bmed > 0 ? med / bmed : 0.0);
-	(void)sink;
+	       base.median > 0 ? dec.median / base.median : 0.0);
+
+	/* The same grid scaled: each size against its own baseline. */
+	static const int sizes[] = {100, 1000, NQ_MAX};
+	printf("\nscaling (%d decisions per size; baseline = one read pass "
+	       "over the same queues)\n",
+	       n);
+	printf("%7s %8s %11s %10s %10s %12s %7s\n", "queues", "survive",
+	       "decisions/s", "median us", "p99 us", "baseline us", "ratio");
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		int nq = sizes[k];
+		if (warm(&su, nq) != 0)
+			return 1;
+		int alive = survivors(&d);
+		dec = time_decisions(&su, nq, n, us);
+		base = time_baseline(nq, n, base_us);
+		printf("%7d %8d %11.0f %10.2f %10.2f %12.2f %7.1f\n", nq, alive,
+		       dec.per_s, dec.median, dec.p99, base.median,
+		       base.median > 0 ? dec.median / base.median : 0.0);
+	}
 	free(us);
 	free(base_us);
 	return 0;

@@ -43,6 +43,34 @@ static void test_pj01_test_queues_and_preassigned(void **state)
 	free(f);
 }
 
+/* PJ-01: "test" is found wherever it starts, after any number of other
+** t's, e's and s's in either case (a partial match must not skip it), and
+** a name with those letters but no "test" stays. */
+static void test_pj01_test_anywhere_after_other_ts(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	fx_add(f, "T_ATLAS_tEsT");  /* an earlier 'T' that starts nothing */
+	fx_add(f, "atlas_Tttest");  /* 't' then 'T' then the word */
+	fx_add(f, "TEST");          /* the whole name */
+	fx_add(f, "tetest");        /* "te" then the word */
+	fx_add(f, "SEStesTEST");    /* "tes" then the word */
+	fx_add(f, "CERN_TT_tes");   /* t's, and "tes" cut short at the end */
+	fx_add(f, "t");
+	fx_add(f, "TIER2_ATLAS_st");
+	fx_run(f, 1);
+	assert_dropped(f, "T_ATLAS_tEsT", "PJ-01", "test_queue");
+	assert_dropped(f, "atlas_Tttest", "PJ-01", "test_queue");
+	assert_dropped(f, "TEST", "PJ-01", "test_queue");
+	assert_dropped(f, "tetest", "PJ-01", "test_queue");
+	assert_dropped(f, "SEStesTEST", "PJ-01", "test_queue");
+	assert_alive(f, "CERN_TT_tes");
+	assert_alive(f, "t");
+	assert_alive(f, "TIER2_ATLAS_st");
+	assert_stage(f, "candidates", 8, 3);
+	free(f);
+}
+
 /* PJ-02 */
 static void test_pj02_merge_preassignment_given_up(void **state)
 {
@@ -1240,6 +1268,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pj01_test_queues_and_preassigned),
+		cmocka_unit_test(test_pj01_test_anywhere_after_other_ts),
 		cmocka_unit_test(test_pj02_merge_preassignment_given_up),
 		cmocka_unit_test(test_pj03_fc06_nucleus_only_scope),
 		cmocka_unit_test(test_pj04_status_online_unless_preassigned),
