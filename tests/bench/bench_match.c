@@ -25,8 +25,10 @@
 **      private to two groups): the second configuration.
 ** With --scale it instead runs (1), (4) and the workers' resident memory
 ** at 10 k, 100 k and 1 M waiting jobs (or the sizes given) and prints a
-** table. With --submit it loads the jobs three ways and times each: in
-** this process through st_tq_submit; as job.submit messages through two
+** table. With --submit it times, in this process, decoding the
+** job.submit messages and the canonical signatures (the two per-job CPU
+** costs of the worker's submit path), then loads the jobs three ways and
+** times each: in this process through st_tq_submit; as job.submit messages through two
 ** sinks that only consume and ack (the bare publish -> consume ceiling);
 ** as job.submit messages consumed by two workers, until every job is in
 ** tq_jobs.
@@ -57,6 +59,7 @@
 #include "store/store.h"
 #include "store/store_internal.h"
 #include "store/store_tq.h"
+#include "store/store_tq_internal.h"
 
 #define NTQ 500
 #define NSITES 60
@@ -896,6 +899,55 @@ static int submit(long long njobs)
 	memset(&m, 0, sizeof(m));
 	if (encode_msgs(njobs, &m))
 		return 1;
+	/* 0. what decoding alone costs: the worker decodes every message
+	** before st_tq_submit sees it, on the same core */
+	double t0 = now_s();
+	for (int k = 0; k < m.n; k++) {
+		struct arena a;
+		arena_init(&a, (size_t)bcfg.max_decode_bytes);
+		struct cdt_submit sub;
+		struct cod_error ce;
+		memset(&ce, 0, sizeof(ce));
+		int drc = cdt_decode_submit(m.buf + m.off[k], m.len[k], &a, &sub,
+					    &ce);
+		arena_free(&a);
+		if (drc != GB_OK) {
+			fprintf(stderr, "bench_match: message %d does not "
+					"decode: %s: %s\n",
+				k, ce.field, ce.problem);
+			return 1;
+		}
+	}
+	double dd = now_s() - t0;
+	printf("decoding the messages alone (cdt_decode_submit, this process, "
+	       "one core): %.1f s: %.0f jobs/s\n",
+	       dd, njobs / dd);
+	/* and what st_tq_submit's first step costs per job: the canonical
+	** signature and its hash (store_tq_match.c, group_jobs) */
+	static struct cdt_job cj[CHUNK];
+	static char sig[1 << 16];
+	uint64_t hx = 0;
+	t0 = now_s();
+	for (long long done = 0; done < njobs; done += CHUNK) {
+		int n = njobs - done < CHUNK ? (int)(njobs - done) : CHUNK;
+		fill_jobs(cj, done, n, njobs);
+		for (int i = 0; i < n; i++) {
+			struct tq_def d = {.owner = cj[i].owner,
+					   .owner_group = cj[i].owner_group,
+					   .setup = cj[i].setup};
+			d.cpu_time = tq_cpu_segment(cj[i].cpu_time,
+						    tq_default_segments, 4);
+			memcpy(d.set, cj[i].set, sizeof(d.set));
+			size_t len = 0;
+			if (tq_canon(&d, sig, sizeof(sig), &len) != GB_OK)
+				return 1;
+			hx ^= stq_hash64(sig, len);
+		}
+	}
+	double dc = now_s() - t0;
+	printf("canonical signatures alone (tq_canon + stq_hash64 per job, "
+	       "one core): %.1f s: %.0f jobs/s (%llx)\n",
+	       dc, njobs / dc, (unsigned long long)(hx & 0xf));
 	/* 1. in this process */
 	if (prepare_db(njobs, m.per))
 		return 1;
@@ -908,7 +960,7 @@ static int submit(long long njobs)
 	pid_t sk[NWORKERS];
 	for (int i = 0; i < NWORKERS; i++)
 		sk[i] = start_echo(SINK_QUEUE, NULL, 0);
-	double t0 = now_s();
+	t0 = now_s();
 	int rc = publish_msgs(&m, SINK_KEY, NWORKERS, "sink");
 	double tp = now_s() - t0;
 	for (int i = 0; rc == 0 && i < NWORKERS; i++) {
