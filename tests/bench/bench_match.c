@@ -686,7 +686,7 @@ static int scale(int nsizes, long long *sizes, int npilots)
 		printf("-- %lld waiting jobs: %d pilots at 1024 in flight, %d at "
 		       "32\n",
 		       nj, nh, nl);
-		pid_t w[NWORKERS];
+		pid_t w[NWORKERS] = {0}; /* stop_all skips 0 */
 		if (prepare_db(nj, CHUNK) || start_workers(w, nw) ||
 		    drive(AMQ_EX_REQUESTS, "pilot.match", "run", nh, 1024,
 			  &rows[k].heavy) ||
