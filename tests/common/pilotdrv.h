@@ -68,15 +68,18 @@ static double pd_now_ms(void)
 }
 
 /*
-** Send n pilots (pilots[i]) with message ids "<prefix>-<i>", at most
-** `window` unanswered at a time; wait for replies up to timeout_ms after
-** the last send. res[i] gets each outcome. Returns the number of pilots
-** that got no reply, or -1 on a connection error (err says why).
+** Send n pilots (pilots[i]) with message ids "<prefix>-<i>" to exchange
+** `ex` with routing key `rkey`, at most `window` unanswered at a time;
+** wait for replies up to timeout_ms after the last send. res[i] gets each
+** outcome. Returns the number of pilots that got no reply, or -1 on a
+** connection error (err says why). The benchmark points it at its own echo
+** server with another key, so both are driven by the same client code.
 */
-static int pd_run(const struct gb_config *gcfg, const char *prefix,
-		  const struct cdt_pilot *pilots, int n, int window,
-		  int timeout_ms, struct pd_result *res, char *err,
-		  size_t errlen)
+static int pd_run_to(const struct gb_config *gcfg, const char *ex,
+		     const char *rkey, const char *prefix,
+		     const struct cdt_pilot *pilots, int n, int window,
+		     int timeout_ms, struct pd_result *res, char *err,
+		     size_t errlen)
 {
 	amqp_connection_state_t conn = NULL;
 	if (amq_connect(gcfg, 0, "gridbroker-pilotdrv", &conn, err, errlen) !=
@@ -125,8 +128,8 @@ static int pd_run(const struct gb_config *gcfg, const char *prefix,
 			bp.delivery_mode = 2;
 			res[next].sent_ms = pd_now_ms();
 			if (amqp_basic_publish(conn, 1,
-					       amqp_cstring_bytes(AMQ_EX_REQUESTS),
-					       amqp_cstring_bytes("pilot.match"), 0,
+					       amqp_cstring_bytes(ex),
+					       amqp_cstring_bytes(rkey), 0,
 					       0, &bp,
 					       (amqp_bytes_t){sb.size, sb.data}) !=
 			    AMQP_STATUS_OK) {
@@ -208,6 +211,185 @@ static int pd_run(const struct gb_config *gcfg, const char *prefix,
 	return n - answered;
 fail:
 	msgpack_sbuffer_destroy(&sb);
+	amqp_destroy_connection(conn);
+	return -1;
+}
+
+/* pd_run_to gridbroker's pilot.match. */
+static inline int pd_run(const struct gb_config *gcfg, const char *prefix,
+			 const struct cdt_pilot *pilots, int n, int window,
+			 int timeout_ms, struct pd_result *res, char *err,
+			 size_t errlen)
+{
+	return pd_run_to(gcfg, AMQ_EX_REQUESTS, "pilot.match", prefix, pilots,
+			 n, window, timeout_ms, res, err, errlen);
+}
+
+/* ---- a bare server on the same broker, for the benchmarks' ceilings ---- */
+
+/*
+** Declare queue `q` as the worker declares its request queues
+** (amq_declare_topology: the configured type, dead-lettering to
+** gridbroker.dlx, the delivery limit, and for a quorum queue at-least-once
+** dead-lettering and reject-publish) and bind it to gridbroker.requests
+** with `rkey`; purged, so a ceiling starts empty. On the AMQP client's
+** channel 1. Why the same arguments: the queue type decides most of the
+** broker's cost per message (a quorum queue writes every message to its
+** log), and a ceiling measured on another type would not bound the worker.
+*/
+static inline int pd_queue_declare(amqp_connection_state_t conn,
+				   const struct gb_config *gcfg, const char *q,
+				   const char *rkey, char *err, size_t errlen)
+{
+	int quorum = strcmp(gcfg->amqp_queue_type, "quorum") == 0;
+	amqp_table_entry_t args[5];
+	memset(args, 0, sizeof(args));
+	args[0].key = amqp_cstring_bytes("x-queue-type");
+	args[0].value.kind = AMQP_FIELD_KIND_UTF8;
+	args[0].value.value.bytes = amqp_cstring_bytes(gcfg->amqp_queue_type);
+	args[1].key = amqp_cstring_bytes("x-dead-letter-exchange");
+	args[1].value.kind = AMQP_FIELD_KIND_UTF8;
+	args[1].value.value.bytes = amqp_cstring_bytes(AMQ_EX_DLX);
+	args[2].key = amqp_cstring_bytes("x-delivery-limit");
+	args[2].value.kind = AMQP_FIELD_KIND_I64;
+	args[2].value.value.i64 = gcfg->amqp_delivery_limit;
+	args[3].key = amqp_cstring_bytes("x-dead-letter-strategy");
+	args[3].value.kind = AMQP_FIELD_KIND_UTF8;
+	args[3].value.value.bytes = amqp_cstring_bytes("at-least-once");
+	args[4].key = amqp_cstring_bytes("x-overflow");
+	args[4].value.kind = AMQP_FIELD_KIND_UTF8;
+	args[4].value.value.bytes = amqp_cstring_bytes("reject-publish");
+	amqp_table_t t = {quorum ? 5 : 2, args};
+	/* as the worker declares it, for a broker no worker has seen yet */
+	amqp_exchange_declare(conn, 1, amqp_cstring_bytes(AMQ_EX_REQUESTS),
+			      amqp_cstring_bytes("topic"), 0, 1, 0, 0,
+			      amqp_empty_table);
+	if (amq_rpc_check(conn, 1, "declare exchange", err, errlen, NULL) !=
+	    GB_OK)
+		return GB_EAMQP;
+	amqp_queue_declare(conn, 1, amqp_cstring_bytes(q), 0, 1, 0, 0, t);
+	int rc = amq_rpc_check(conn, 1, "declare bench queue", err, errlen,
+			       NULL);
+	if (rc == GB_OK) {
+		amqp_queue_bind(conn, 1, amqp_cstring_bytes(q),
+				amqp_cstring_bytes(AMQ_EX_REQUESTS),
+				amqp_cstring_bytes(rkey), amqp_empty_table);
+		rc = amq_rpc_check(conn, 1, "bind bench queue", err, errlen,
+				   NULL);
+	}
+	if (rc == GB_OK) {
+		amqp_queue_purge(conn, 1, amqp_cstring_bytes(q));
+		rc = amq_rpc_check(conn, 1, "purge bench queue", err, errlen,
+				   NULL);
+	}
+	return rc;
+}
+
+/* Declare (pd_queue_declare) or, with rkey NULL, delete queue `q` on a
+** connection of its own; with q NULL, declare the worker's own topology
+** (amq_declare_topology), so requests published before a worker is up
+** wait in its queues instead of being dropped as unroutable. */
+static inline int pd_queue_setup(const struct gb_config *gcfg, const char *q,
+				 const char *rkey, char *err, size_t errlen)
+{
+	amqp_connection_state_t conn = NULL;
+	if (amq_connect(gcfg, 0, "gridbroker-bench-setup", &conn, err,
+			errlen) != GB_OK)
+		return -1;
+	int rc = amq_channel_setup(conn, 1, 0, err, errlen);
+	if (rc == GB_OK && q == NULL)
+		rc = amq_declare_topology(conn, 1, gcfg, err, errlen);
+	else if (rc == GB_OK && rkey != NULL)
+		rc = pd_queue_declare(conn, gcfg, q, rkey, err, errlen);
+	else if (rc == GB_OK) {
+		amqp_queue_delete(conn, 1, amqp_cstring_bytes(q), 0, 0);
+		rc = amq_rpc_check(conn, 1, "delete bench queue", err, errlen,
+				   NULL);
+	}
+	if (rc == GB_OK)
+		amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+	amqp_destroy_connection(conn);
+	return rc == GB_OK ? 0 : -1;
+}
+
+/* The AMQP type of the message that ends pd_echo_serve. */
+#define PD_STOP_TYPE "bench.stop"
+
+/*
+** Serve queue `q` until killed or a message of type PD_STOP_TYPE arrives, as a worker's consumer does but doing no
+** work: basic.qos with the configured prefetch, manual acks one delivery
+** at a time; when `reply` is given, first publish it to the delivery's
+** reply_to (direct reply-to) with the delivery's correlation id. With
+** reply NULL it is a sink: consume and ack. Replies go unconfirmed on the
+** consuming channel: this is the broker's round trip with nothing
+** between, the ceiling the worker cannot beat. Returns 0 after a stop
+** message (acked; a sink that saw it has consumed everything queued
+** before it), -1 when the connection fails (err says why).
+*/
+static inline int pd_echo_serve(const struct gb_config *gcfg, const char *q,
+				const void *reply, size_t replylen, char *err,
+				size_t errlen)
+{
+	amqp_connection_state_t conn = NULL;
+	if (amq_connect(gcfg, 0, "gridbroker-bench-echo", &conn, err, errlen) !=
+	    GB_OK)
+		return -1;
+	int rc = amq_channel_setup(conn, 1, 0, err, errlen);
+	if (rc == GB_OK) {
+		amqp_basic_qos(conn, 1, 0, (uint16_t)gcfg->amqp_prefetch, 0);
+		rc = amq_rpc_check(conn, 1, "basic.qos", err, errlen, NULL);
+	}
+	if (rc == GB_OK) {
+		amqp_basic_consume(conn, 1, amqp_cstring_bytes(q),
+				   amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
+		rc = amq_rpc_check(conn, 1, "basic.consume", err, errlen, NULL);
+	}
+	while (rc == GB_OK) {
+		amqp_envelope_t env;
+		amqp_maybe_release_buffers(conn);
+		amqp_rpc_reply_t r = amqp_consume_message(conn, &env, NULL, 0);
+		if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
+		    r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
+			amqp_frame_t f;
+			if (amqp_simple_wait_frame(conn, &f) != AMQP_STATUS_OK)
+				break;
+			continue;
+		}
+		if (r.reply_type != AMQP_RESPONSE_NORMAL)
+			break;
+		const amqp_basic_properties_t *in = &env.message.properties;
+		if ((in->_flags & AMQP_BASIC_TYPE_FLAG) &&
+		    in->type.len == strlen(PD_STOP_TYPE) &&
+		    memcmp(in->type.bytes, PD_STOP_TYPE, in->type.len) == 0) {
+			int st = amqp_basic_ack(conn, 1, env.delivery_tag, 0);
+			amqp_destroy_envelope(&env);
+			amqp_connection_close(conn, AMQP_REPLY_SUCCESS);
+			amqp_destroy_connection(conn);
+			return st == AMQP_STATUS_OK ? 0 : -1;
+		}
+		if (reply != NULL && (in->_flags & AMQP_BASIC_REPLY_TO_FLAG)) {
+			amqp_basic_properties_t bp;
+			memset(&bp, 0, sizeof(bp));
+			bp._flags = AMQP_BASIC_CONTENT_TYPE_FLAG;
+			bp.content_type =
+				amqp_cstring_bytes("application/msgpack");
+			if (in->_flags & AMQP_BASIC_CORRELATION_ID_FLAG) {
+				bp._flags |= AMQP_BASIC_CORRELATION_ID_FLAG;
+				bp.correlation_id = in->correlation_id;
+			}
+			if (amqp_basic_publish(conn, 1, amqp_empty_bytes,
+					       in->reply_to, 0, 0, &bp,
+					       (amqp_bytes_t){replylen,
+							      (void *)reply}) !=
+			    AMQP_STATUS_OK)
+				rc = -1;
+		}
+		if (amqp_basic_ack(conn, 1, env.delivery_tag, 0) !=
+		    AMQP_STATUS_OK)
+			rc = -1;
+		amqp_destroy_envelope(&env);
+	}
+	snprintf(err, errlen, "echo server: connection lost");
 	amqp_destroy_connection(conn);
 	return -1;
 }
