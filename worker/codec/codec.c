@@ -162,8 +162,26 @@ static size_t path_push(struct scan *s, const char *key, size_t idx)
 {
 	size_t old = s->pathlen;
 	size_t room = sizeof(s->path) - old;
-	int n = key ? snprintf(s->path + old, room, old ? ".%s" : "%s", key)
-		    : snprintf(s->path + old, room, "[%zu]", idx);
+	if (key) {
+		/* A key is the hot case (every map member): no snprintf. */
+		size_t dot = old ? 1 : 0, n = strlen(key);
+		if (dot + n >= room) {
+			/* cut short, as snprintf would have written it */
+			if (dot && room > 1)
+				s->path[old] = '.';
+			if (room > dot)
+				cod_path_join(s->path + old + dot, room - dot, "",
+					      key);
+			s->pathlen = sizeof(s->path) - 1;
+			return old;
+		}
+		if (dot)
+			s->path[old] = '.';
+		memcpy(s->path + old + dot, key, n + 1);
+		s->pathlen = old + dot + n;
+		return old;
+	}
+	int n = snprintf(s->path + old, room, "[%zu]", idx);
 	if (n < 0 || (size_t)n >= room)
 		s->pathlen = sizeof(s->path) - 1;
 	else
@@ -756,6 +774,22 @@ static int get_fullchain(const msgpack_object *o, const char *field,
 	return GB_OK;
 }
 
+void cod_path_join(char *dst, size_t len, const char *path, const char *key)
+{
+	if (len == 0)
+		return;
+	size_t at = 0;
+	const char *parts[3] = {path, path[0] ? "." : "", key};
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(parts[k]);
+		if (n > len - 1 - at)
+			n = len - 1 - at;
+		memcpy(dst + at, parts[k], n);
+		at += n;
+	}
+	dst[at] = '\0';
+}
+
 int cod_decode_fields(const msgpack_object *o, const char *path,
 		      const struct cod_field *f, size_t nf, void *base,
 		      struct arena *a, struct cod_error *err)
@@ -771,8 +805,7 @@ int cod_decode_fields(const msgpack_object *o, const char *path,
 	int rc = map_fields(o, path, f, nf, v, a, err);
 	for (size_t k = 0; rc == GB_OK && k < nf; k++) {
 		char field[96];
-		snprintf(field, sizeof(field), "%s%s%s", path,
-			 path[0] ? "." : "", f[k].key);
+		cod_path_join(field, sizeof(field), path, f[k].key);
 		if (v[k] == NULL && f[k].required)
 			return cod_fail(err, GB_EMISSING, field, "missing");
 		if (is_nil(v[k]) && !f[k].required)

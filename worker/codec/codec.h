@@ -216,6 +216,14 @@ struct cod_field {
 #define COD_MAX_FIELDS 48 /* rows per table */
 
 /*
+** "path.key" ("key" when path is ""), cut to fit `len` bytes with its NUL,
+** as snprintf("%s%s%s") would write it: the name decoders give a field in
+** an error. Without snprintf, because every field of every message gets
+** one (it was most of a job.submit's decoding time, in a profile).
+*/
+void cod_path_join(char *dst, size_t len, const char *path, const char *key);
+
+/*
 ** Decode the map `o` found at `path` ("" for the root, "jobs[3]") into the
 ** struct at `base` following the `nf` rows of `f`: keys must be strings
 ** and unique (GB_EDUP names the key), unknown keys are ignored, rows are

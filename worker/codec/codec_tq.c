@@ -63,7 +63,7 @@ static int get_int(const msgpack_object *o, const char *field,
 /* Join a map's path and a key, as cod_decode_fields names its fields. */
 static void join(char *dst, size_t len, const char *path, const char *key)
 {
-	snprintf(dst, len, "%s%s%s", path, path[0] ? "." : "", key);
+	cod_path_join(dst, len, path, key);
 }
 
 /* A packed string when `s` is not NULL (the caller counted the key). */
