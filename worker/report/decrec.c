@@ -25,18 +25,26 @@
 ** order; 17 digits so distinct doubles never print alike. */
 #define DR_CANON_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17))
 
+static int digest_part(const char *buf, size_t n, void *ctx)
+{
+	return EVP_DigestUpdate(ctx, buf, n) ? 0 : -1;
+}
+
 int dr_digest(const json_t *detail, char out[65])
 {
 	if (detail == NULL || out == NULL)
 		return GB_EINVAL;
 	out[0] = '\0';
-	char *s = json_dumps(detail, DR_CANON_FLAGS);
-	if (s == NULL)
-		return GB_ENOMEM;
+	/* Hashed as jansson writes it: the canonical text is never held
+	** whole (it is as long as the record). */
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	int ok = EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL);
-	free(s);
+	int ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+		 json_dump_callback(detail, digest_part, ctx,
+				    DR_CANON_FLAGS) == 0 &&
+		 EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
 	if (!ok || mdlen != 32)
 		return GB_ENOMEM;
 	for (unsigned i = 0; i < mdlen; i++)
@@ -105,16 +113,28 @@ static size_t aggregate(const json_t *cands, struct agg *g, size_t max,
 
 #define DR_MAX_KEYS 256
 
-/* stages[i].cut = the most common (rule, code) among that stage's drops. */
+/* Keys counted at once for every stage's cut (add_cuts): room for as many
+** as the stages together could have had one by one. */
+#define DR_MAX_CUT_KEYS 4096
+
+/*
+** stages[i].cut = the most common (rule, code) among that stage's drops,
+** ties to the first seen. One pass over the candidates for all stages:
+** counting them again for every stage was an eighth of a job decision's
+** CPU (a profile); the groups keep the order of their first candidate,
+** which is the order the per-stage count saw them in, so every cut is
+** the one it was.
+*/
 static int add_cuts(json_t *detail)
 {
 	json_t *stages = json_object_get(detail, "stages");
 	json_t *cands = json_object_get(detail, "candidates");
 	if (!json_is_array(stages) || !json_is_array(cands))
 		return 0;
-	struct agg *g = malloc(DR_MAX_KEYS * sizeof(*g));
+	struct agg *g = malloc(DR_MAX_CUT_KEYS * sizeof(*g));
 	if (g == NULL)
 		return 1;
+	size_t ng = aggregate(cands, g, DR_MAX_CUT_KEYS, NULL);
 	size_t i;
 	json_t *s;
 	int bad = 0;
@@ -122,12 +142,13 @@ static int add_cuts(json_t *detail)
 	{
 		if (bad || json_object_get(s, "cut") != NULL)
 			continue;
-		size_t ng = aggregate(cands, g, DR_MAX_KEYS, sget(s, "name"));
-		size_t best = 0;
-		for (size_t k = 1; k < ng; k++)
-			if (g[k].count > g[best].count)
+		const char *name = sget(s, "name");
+		size_t best = ng;
+		for (size_t k = 0; k < ng; k++)
+			if (strcmp(g[k].stage, name) == 0 &&
+			    (best == ng || g[k].count > g[best].count))
 				best = k;
-		if (ng == 0)
+		if (best == ng)
 			continue;
 		json_t *cut = json_object();
 		bad |= cut == NULL;

@@ -367,6 +367,7 @@ void st_close(struct st_db *db)
 	if (db == NULL)
 		return;
 	st_stmts_close(db);
+	sj_qcache_free(db);
 	stc_sw_free(db);
 	if (db->my)
 		mysql_close(db->my);
@@ -402,6 +403,7 @@ int st_ping(struct st_db *db)
 int st_begin(struct st_db *db)
 {
 	static const char sql[] = "START TRANSACTION";
+	db->txn_seq++;
 	return st_plain(db, sql, sizeof(sql) - 1);
 }
 

@@ -123,6 +123,10 @@ struct st_db {
 	char tls_key[PATH_MAX];       /* resolved (config.h: db_tls_key) */
 	struct st_swcache *swc;       /* parsed sw dictionaries, NULL until
 					 the first (store_swcache.c) */
+	unsigned long long txn_seq;   /* st_begin's count: what a cache
+					 kept for one transaction checks */
+	struct sj_qcache *qcache;     /* store_jobs.c: one transaction's
+					 queues, NULL until the first */
 };
 
 /* ---- parsed software dictionaries (store_swcache.c) ---------------------- */
@@ -130,7 +134,7 @@ struct st_db {
 struct rc_sw;
 /* At the start of a grid load: empty the cache if it is full (never during
 ** a load, so what a load handed out stays valid for its decision). */
-void stc_sw_begin(struct st_db *db);
+int stc_sw_begin(struct st_db *db); /* 1 when it emptied the cache */
 /* The parsed RC-01 dictionary of stored text `json` (named `what` in
 ** errors): from the cache, or parsed and kept; when the cache is full,
 ** parsed into `a`. 0, GB_ETOOBIG or GB_ERANGE (does not parse), with the
@@ -139,6 +143,8 @@ int stc_sw_get(struct st_db *db, const char *json, const char *what,
 	       struct arena *a, const struct rc_sw **out);
 /* Free the cache (st_close). */
 void stc_sw_free(struct st_db *db);
+/* Free store_jobs.c's queue cache (st_close). */
+void sj_qcache_free(struct st_db *db);
 
 /* ---- parameters (store_bind.c) ------------------------------------------- */
 

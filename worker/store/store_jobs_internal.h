@@ -42,6 +42,7 @@ enum sj_slot {
 	SJ_REQUEST_CLOSE,
 	SJ_COUNTS_GET,
 	SJ_LOCK,
+	SJ_COUNTS_OF,
 	SJ_NSLOTS
 };
 _Static_assert(ST_SID_JOBS_BASE + SJ_NSLOTS <= ST_SID_JOBS_LAST + 1,

@@ -53,10 +53,13 @@ static void stc_empty(struct st_swcache *c)
 	c->full = 0;
 }
 
-void stc_sw_begin(struct st_db *db)
+int stc_sw_begin(struct st_db *db)
 {
-	if (db->swc != NULL && (db->swc->n >= STC_MAX || db->swc->full))
+	if (db->swc != NULL && (db->swc->n >= STC_MAX || db->swc->full)) {
 		stc_empty(db->swc);
+		return 1;
+	}
+	return 0;
 }
 
 void stc_sw_free(struct st_db *db)
