@@ -578,7 +578,7 @@ static int echo_child(const struct gb_config *cfg, size_t len, int fd)
 
 static pid_t start_worker(int i)
 {
-	char bin[4300], inst[16], log[4300];
+	char bin[4300], inst[32], log[4300];
 	snprintf(bin, sizeof(bin), "%s/gridbroker-worker", g_bindir);
 	snprintf(inst, sizeof(inst), "bench%d", i);
 	/* The worker logs a line per decision: into a file, not over the
