@@ -34,7 +34,10 @@ grep -q '"jobScope":"satellites"' "$T/a.events" || fail "no jobScope in the even
 row=$(sql "select status, nucleus from tasks where task_id=$id")
 [ "$row" = "$(printf 'assigned\tIT-NUC-A')" ] || fail "task row: $row"
 [ "$(sql "select count(*) from decisions where kind='task' and subject='$id'")" = 1 ] || fail "decision count"
-[ "$(sql "select count(*) from outbox o join decisions d on o.message_id=concat('gb-decision-', d.id) where d.subject='$id' and o.sent_at is not null")" = 1 ] || fail "outbox row not marked sent"
+# The worker marks confirmed rows sent in batches, when its pump goes idle
+# or on its next tick (250 ms): the event can arrive first.
+marked() { [ "$(sql "select count(*) from outbox o join decisions d on o.message_id=concat('gb-decision-', d.id) where d.subject='$id' and o.sent_at is not null")" = 1 ]; }
+wait_until 5 marked || fail "outbox row not marked sent"
 detail=$(sql "select detail from decisions where subject='$id'")
 echo "$detail" | grep -q '"rule":"TB-01"' || fail "decision detail lacks the OFFLINE nucleus's TB-01 reason"
 log "task $id assigned to IT-NUC-A with one decision and one sent event"

@@ -262,9 +262,11 @@ static void sent_add(struct wk_worker *w, long long id)
 		long long *n = realloc(w->sent, cap * sizeof(*n));
 		if (n == NULL) {
 			/* No memory to hold it: mark it alone. */
-			if (w->db && !w->db_down &&
-			    st_outbox_sent(w->db, id) != GB_OK)
-				wk_db_failed(w, GB_EDBGONE, "outbox mark sent");
+			int rc = w->db && !w->db_down
+					 ? st_outbox_sent(w->db, id)
+					 : GB_OK;
+			if (rc != GB_OK)
+				wk_db_failed(w, rc, "outbox mark sent");
 			return;
 		}
 		w->sent = n;

@@ -413,20 +413,27 @@ int st_commit(struct st_db *db)
 	return st_plain(db, sql, sizeof(sql) - 1);
 }
 
-int st_rollback(struct st_db *db)
+/* Run a rollback statement; when it fails too, keep the text of the
+** failure that led here: a rollback on a dead link fails as well, and
+** "server has gone away" would hide the cause. */
+static int rollback_keeping_error(struct st_db *db, const char *sql,
+				  size_t len)
 {
-	/* Keep the text of the failure that led here: a rollback on a dead
-	** link fails too, and "server has gone away" would hide the cause. */
-	static const char sql[] = "ROLLBACK";
 	char keep[sizeof(db->msg)];
 	unsigned keep_errnum = db->errnum;
 	memcpy(keep, db->msg, sizeof(keep));
-	int rc = st_plain(db, sql, sizeof(sql) - 1);
+	int rc = st_plain(db, sql, len);
 	if (rc != GB_OK && keep[0]) {
 		memcpy(db->msg, keep, sizeof(keep));
 		db->errnum = keep_errnum;
 	}
 	return rc;
+}
+
+int st_rollback(struct st_db *db)
+{
+	static const char sql[] = "ROLLBACK";
+	return rollback_keeping_error(db, sql, sizeof(sql) - 1);
 }
 
 int st_savepoint(struct st_db *db)
@@ -437,17 +444,8 @@ int st_savepoint(struct st_db *db)
 
 int st_rollback_savepoint(struct st_db *db)
 {
-	/* As st_rollback: keep the text of the failure that led here. */
 	static const char sql[] = "ROLLBACK TO SAVEPOINT gb_item";
-	char keep[sizeof(db->msg)];
-	unsigned keep_errnum = db->errnum;
-	memcpy(keep, db->msg, sizeof(keep));
-	int rc = st_plain(db, sql, sizeof(sql) - 1);
-	if (rc == GB_OK || keep[0]) {
-		memcpy(db->msg, keep, sizeof(keep));
-		db->errnum = keep_errnum;
-	}
-	return rc;
+	return rollback_keeping_error(db, sql, sizeof(sql) - 1);
 }
 
 /* ---- migrations ---------------------------------------------------------- */

@@ -54,7 +54,9 @@ int st_rollback(struct st_db *db);
 /*
 ** Inside a transaction: mark (st_savepoint) the point one request of a
 ** group commit starts at, and undo only that request's writes
-** (st_rollback_savepoint), keeping its failure's text in st_error. One
+** (st_rollback_savepoint); when that fails too, st_error keeps the
+** request's own failure (read it before: a rollback that works may
+** replace it). One
 ** savepoint name: a new mark replaces the last. Return 0 or a store error
 ** (after which the whole transaction must be rolled back).
 */

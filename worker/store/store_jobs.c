@@ -516,13 +516,6 @@ int st_jobs_grid_save(struct st_db *db, const struct gm_grid *g, long long now)
 
 /* ---- grid load ----------------------------------------------------------- */
 
-/* A stored RC-01 dictionary, parsed once per text (store_swcache.c). */
-static int sw_parse(struct st_db *db, const char *json, const char *what,
-		    struct arena *a, const struct rc_sw **out)
-{
-	return stc_sw_get(db, json, what, a, out);
-}
-
 /*
 ** The QX_SELECT columns of the current row into `x`, validated. Their text
 ** (ENUM words, a VARCHAR(64)) always fits the fixed buffer, so
@@ -585,7 +578,7 @@ static int queue_read(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	if (rc == GB_OK && x->q.releases == JB_REL_AUTO && x->sw_json) {
 		char what[320];
 		snprintf(what, sizeof(what), "queues[%s].sw", x->q.name);
-		rc = sw_parse(db, x->sw_json, what, a, &x->q.sw);
+		rc = stc_sw_get(db, x->sw_json, what, a, &x->q.sw);
 	}
 	x->counts = NULL;
 	x->ncounts = 0;
@@ -876,7 +869,7 @@ static int load_sw_all(struct st_db *db, struct arena *a, struct gm_grid *g)
 	if (rc != GB_OK || json == NULL)
 		return rc;
 	g->all_sw_json = json;
-	return sw_parse(db, json, "sw.ALL", a, &g->all_sw);
+	return stc_sw_get(db, json, "sw.ALL", a, &g->all_sw);
 }
 
 /* A growing array of files, on the heap until the last chunk. */
