@@ -55,6 +55,7 @@ struct app {
 	double next_backlog;   /* backlog gauges (wk_backlog_scan) */
 	double db_backoff;
 	double db_down_since; /* clk_mono() when the outage began; 0 = up */
+	int read_only_logged; /* the read-only outage has been logged */
 	uint64_t watchdog_usec;
 	unsigned long ticks;
 	struct hd_server *httpd; /* GET /metrics, /healthz; NULL when off */
@@ -145,6 +146,30 @@ static void db_housekeeping(struct app *app, double t)
 	}
 	if (t < app->next_db_try)
 		return;
+	/* A server that refused a write because it is read-only still
+	** answers: ask it (no reconnect) and keep holding the requests, with
+	** the same backoff and the same AMQP hand-back after DB_HOLD_S, until
+	** it takes writes again. */
+	if (app->w.db_read_only && app->w.db) {
+		int ro = 0;
+		if (st_read_only(app->w.db, &ro) == GB_OK && ro) {
+			/* Asking is one cheap query: every second, so work
+			** resumes within a second of the server's return. */
+			if (!app->read_only_logged)
+				log_warn("database refuses writes (read_only "
+					 "is set): holding requests until it "
+					 "takes writes again");
+			app->read_only_logged = 1;
+			app->next_db_try = t + 1.0;
+			sd_notify(0, "STATUS=waiting for the database to "
+				     "take writes");
+			return;
+		}
+		if (app->read_only_logged)
+			log_info("database takes writes again");
+		app->read_only_logged = 0;
+		app->w.db_read_only = 0;
+	}
 	int v = 0, vrc = GB_EDBGONE;
 	if (wk_db_connect(&app->w) == GB_OK) {
 		vrc = st_schema_version(app->w.db, &v);

@@ -42,6 +42,8 @@ struct wk_worker {
 	struct wk_pending *pend;   /* cfg->amqp_confirm_window slots */
 	size_t npend;
 	int db_down;               /* set on GB_EDBGONE until reconnected */
+	int db_read_only;          /* the failure was a refused write: the
+				    * server answers but is read-only */
 	struct wk_tq *tq;          /* task queue index, match batch, leader */
 	/* Deliveries that came (or failed) while the database was away,
 	** held unacknowledged until it is back (park.c); at most

@@ -132,8 +132,11 @@ void wk_db_failed(struct wk_worker *w, int rc, const char *what)
 	w->n_db_errors++;
 	log_error("%s: %s (%s)", what, gb_strerror(rc),
 		  w->db ? st_error(w->db) : "no connection");
-	if (rc == GB_EDBGONE)
+	if (rc == GB_EDBGONE) {
 		w->db_down = 1;
+		if (w->db && st_refused_write(w->db))
+			w->db_read_only = 1;
+	}
 }
 
 /* ---- publishing ------------------------------------------------------ */

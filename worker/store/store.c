@@ -460,6 +460,7 @@ static const char SQL_LEDGER[] =
 	" COMMENT='migrations applied by gridbroker db migrate'";
 static const char SQL_SCHEMA_VERSION[] =
 	"SELECT COALESCE(MAX(version), 0) FROM schema_migrations";
+static const char SQL_READ_ONLY[] = "SELECT @@global.read_only";
 static const char SQL_MIGRATION_APPLIED[] =
 	"SELECT version FROM schema_migrations WHERE version = ?";
 static const char SQL_MIGRATION_RECORD[] =
@@ -716,6 +717,29 @@ int st_schema_version(struct st_db *db, int *version)
 		*version = (int)st_col_ll(&c, 0);
 	st_done(s);
 	return rc;
+}
+
+int st_read_only(struct st_db *db, int *read_only)
+{
+	if (db == NULL || read_only == NULL)
+		return GB_EINVAL;
+	*read_only = 0;
+	struct st_cols c;
+	MYSQL_STMT *s;
+	st_cols_init(&c, "l");
+	int rc = st_query(db, ST_SID_READ_ONLY, SQL_READ_ONLY, NULL, &c, &s);
+	if (rc != GB_OK)
+		return rc;
+	if (st_row(db, s, &rc))
+		*read_only = st_col_ll(&c, 0) != 0;
+	st_done(s);
+	return rc;
+}
+
+int st_refused_write(const struct st_db *db)
+{
+	return db != NULL && (db->errnum == ER_OPTION_PREVENTS_STATEMENT ||
+			      db->errnum == ER_READ_ONLY_MODE);
 }
 
 /* ---- parameters ---------------------------------------------------------- */

@@ -47,6 +47,15 @@ const char *st_error(const struct st_db *db);
 int st_migrate(struct st_db *db, const char *dir, FILE *progress);
 /* Highest applied migration number (0 when none). */
 int st_schema_version(struct st_db *db, int *version);
+/*
+** *read_only = 1 when the server refuses writes to accounts without
+** READ ONLY ADMIN (@@global.read_only, set for maintenance or on a demoted
+** primary). Return GB_OK, or the store's code for the failed query.
+*/
+int st_read_only(struct st_db *db, int *read_only);
+/* 1 when the last failure was the server refusing a write because it is
+** read-only (errors 1290 and 1836; st_map_errno made it GB_EDBGONE). */
+int st_refused_write(const struct st_db *db);
 
 int st_begin(struct st_db *db);
 int st_commit(struct st_db *db);

@@ -29,6 +29,14 @@ int st_map_errno(unsigned err)
 	case ER_UNKNOWN_COM_ERROR: /* 1047: a Galera node that left the
 				      primary component ("WSREP has not yet
 				      prepared node"): reconnect, fail over */
+	case ER_OPTION_PREVENTS_STATEMENT: /* 1290: read_only is set */
+	case ER_READ_ONLY_MODE: /* 1836: the same, inside a transaction */
+		/* A server that refuses writes (maintenance, a demoted
+		** primary) is away for a worker as much as a stopped one:
+		** the request must be held until it takes writes again. As a
+		** plain GB_EDB it was handed back to the queue at once, again
+		** and again, until the queue's delivery limit dead-lettered
+		** it within a second. */
 		return GB_EDBGONE;
 	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
