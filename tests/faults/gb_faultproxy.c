@@ -11,10 +11,14 @@
 ** answers one line ("ok ..." or "error ..."):
 **
 **   LINK pass              forward as is (the start state)
-**   LINK blackhole         read and drop everything, both ways, and close
+**   LINK blackhole         deliver nothing, either way, and close
 **                          nothing: a link that went silent (packets lost
 **                          on the way); only a peer's own timeout or
-**                          heartbeat can find it
+**                          heartbeat can find it. What was sent meanwhile
+**                          (data, an end of stream) is held and delivered
+**                          when the link comes back, as TCP's
+**                          retransmissions would: a stream is late, never
+**                          corrupted
 **   LINK delay MIN MAX     hold each chunk MIN..MAX ms (uniform, per chunk,
 **                          order kept), both ways: latency with jitter
 **   LINK cut-mid BYTES     pass, and reset both sides of a connection in
@@ -216,9 +220,9 @@ static void on_due(evutil_socket_t fd, short what, void *arg)
 		d->head = k->next;
 		if (d->head == NULL)
 			d->tail = NULL;
-		/* a link switched to blackhole drops what it still held */
-		if (d->c->l->mode != FP_BLACKHOLE)
-			deliver(d, k->data);
+		if (d->c->l->mode == FP_BLACKHOLE)
+			return; /* held on; re-armed when the link is back */
+		deliver(d, k->data);
 		evbuffer_free(k->data);
 		free(k);
 	}
@@ -261,7 +265,8 @@ static void on_read(struct bufferevent *b, void *arg)
 		d->burst = 0;
 	d->last_ms = t;
 	if (l->mode == FP_BLACKHOLE) {
-		evbuffer_drain(in, n);
+		/* leave it where it is; reading stops (link_silence) */
+		bufferevent_disable(b, EV_READ);
 		return;
 	}
 	if (l->mode == FP_DELAY || d->head) {
@@ -320,8 +325,9 @@ static void on_write(struct bufferevent *b, void *arg)
 	struct fp_dir *self = arg;
 	struct fp_dir *d = &self->c->dir[1 - self->idx];
 	(void)b;
-	if (evbuffer_get_length(bufferevent_get_output(d->dst)) <=
-	    FP_HIGH_WATER / 2)
+	if (self->c->l->mode != FP_BLACKHOLE &&
+	    evbuffer_get_length(bufferevent_get_output(d->dst)) <=
+		    FP_HIGH_WATER / 2)
 		bufferevent_enable(d->src, EV_READ);
 }
 
@@ -331,8 +337,12 @@ static void on_event(struct bufferevent *b, short what, void *arg)
 	struct fp_conn *c = self->c;
 	if (what & BEV_EVENT_CONNECTED) {
 		c->srv_up = 1;
-		bufferevent_enable(c->srv, EV_READ | EV_WRITE);
-		bufferevent_enable(c->cli, EV_READ | EV_WRITE);
+		bufferevent_enable(c->srv, EV_WRITE);
+		bufferevent_enable(c->cli, EV_WRITE);
+		if (c->l->mode != FP_BLACKHOLE) {
+			bufferevent_enable(c->srv, EV_READ);
+			bufferevent_enable(c->cli, EV_READ);
+		}
 		return;
 	}
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
@@ -409,6 +419,51 @@ static void on_accept(struct evconnlistener *lis, evutil_socket_t fd,
 
 /* ---- control ---------------------------------------------------------- */
 
+/* Into blackhole: nothing is read any more (what arrives stays in the
+** kernel's buffers, and the senders' fill up as on a dead link). */
+static void link_silence(struct fp_link *l)
+{
+	for (struct fp_conn *c = l->conns; c; c = c->next) {
+		bufferevent_disable(c->cli, EV_READ);
+		bufferevent_disable(c->srv, EV_READ);
+	}
+}
+
+/* Out of blackhole: read again, pass on what was already read, deliver
+** the held delayed chunks that fell due. */
+static void link_revive(struct fp_link *l)
+{
+	struct fp_conn *next;
+	for (struct fp_conn *c = l->conns; c; c = next) {
+		next = c->next;
+		if (!c->srv_up)
+			continue;
+		for (int i = 0; i < 2; i++)
+			timer_arm(&c->dir[i]);
+		bufferevent_enable(c->cli, EV_READ);
+		bufferevent_enable(c->srv, EV_READ);
+	}
+	/* data read before the silence began is still in the input
+	** buffers: no new read would call on_read for it */
+	for (struct fp_conn *c = l->conns; c; c = next) {
+		next = c->next;
+		for (int i = 0; i < 2 && c; i++) {
+			struct bufferevent *src = c->dir[i].src;
+			if (c->srv_up &&
+			    evbuffer_get_length(bufferevent_get_input(src))) {
+				struct fp_conn *self = c;
+				on_read(src, &c->dir[i]);
+				/* on_read may have freed c (cut-mid) */
+				int alive = 0;
+				for (struct fp_conn *x = l->conns; x; x = x->next)
+					alive |= x == self;
+				if (!alive)
+					c = NULL;
+			}
+		}
+	}
+}
+
 static void link_reset(struct fp_link *l)
 {
 	while (l->conns) {
@@ -434,11 +489,13 @@ static const char *link_apply(struct fp_link *l, int argc, char **argv,
 			      char *out, size_t n)
 {
 	const char *v = argv[0];
+	enum fp_mode was = l->mode;
 	out[0] = '\0';
 	if (strcmp(v, "pass") == 0 && argc == 1) {
 		l->mode = FP_PASS;
 	} else if (strcmp(v, "blackhole") == 0 && argc == 1) {
 		l->mode = FP_BLACKHOLE;
+		link_silence(l);
 	} else if (strcmp(v, "delay") == 0 && argc == 3) {
 		char *e1, *e2;
 		long a = strtol(argv[1], &e1, 10), b = strtol(argv[2], &e2, 10);
@@ -465,6 +522,8 @@ static const char *link_apply(struct fp_link *l, int argc, char **argv,
 		return "unknown command (pass, blackhole, delay MIN MAX, "
 		       "cut-mid BYTES, reset, status)";
 	}
+	if (was == FP_BLACKHOLE && l->mode != FP_BLACKHOLE)
+		link_revive(l);
 	return "";
 }
 
