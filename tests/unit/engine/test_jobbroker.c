@@ -798,6 +798,8 @@ static void test_pj17_out_unit_words(void **state)
 		{"MBPerEvent", JB_OUT_MB_PER_EVENT, "MBPerEvent"},
 		{"GBPerEvent", JB_OUT_GB_PER_EVENT, "GBPerEvent"},
 		{"PerEvent", JB_OUT_KB_PER_EVENT, "kBPerEvent"},
+		{"TBPerEvent", JB_OUT_KB_PER_EVENT, "kBPerEvent"}, /* not GB/MB */
+		{"GbPerEvent", JB_OUT_KB_PER_EVENT, "kBPerEvent"}, /* case */
 		{"kB", JB_OUT_RATIO, "kB"},
 		{"MB", JB_OUT_RATIO, "kB"},
 		{"", JB_OUT_RATIO, "kB"},

@@ -106,23 +106,28 @@ static void test_pj28_num_slots_cap(void **state)
 /* PJ-33 / PJ-34 / PJ-36 for express tasks (PJ-27's: urgent or priority
 ** >= 1000): no cap at all, as in PanDA. A queue with 10 running has the
 ** cap max(NQUEUELIMITSITE 20, 2 x 10) = 20: 30 activated drop it for
-** priority 999; at 1000, or urgent, it stays and takes all 5 jobs, where
-** 19 activated would have left it room for one. */
+** priority 999 (PJ-33), and so do 25 defined + 1 activated (PJ-34); at
+** 1000, or urgent, it stays and takes all 5 jobs, where 19 activated
+** would have left it room for one (PJ-36). */
 static void test_pj33_pj36_express_uncapped(void **state)
 {
 	(void)state;
 	static const struct {
 		long prio;
 		const char *ptype;
-		double activated;
-		int dropped;
+		double activated, defined;
+		const char *rule; /* NULL: kept */
 		size_t placed;
 	} cases[] = {
-		{999, "simul", 30, 1, 0},
-		{1000, "simul", 30, 0, 5},
-		{500, "urgent", 30, 0, 5},
-		{999, "simul", 19, 0, 1},
-		{1000, "simul", 19, 0, 5},
+		{999, "simul", 30, 0, "PJ-33", 0},
+		{1000, "simul", 30, 0, NULL, 5},
+		{500, "urgent", 30, 0, NULL, 5},
+		{999, "simul", 1, 25, "PJ-34", 0},
+		{1000, "simul", 1, 25, NULL, 5},
+		{500, "urgent", 1, 25, NULL, 5},
+		{999, "simul", 1, 19, NULL, 5}, /* PJ-34 counts 20: not over */
+		{999, "simul", 19, 0, NULL, 1},
+		{1000, "simul", 19, 0, NULL, 5},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fx *f = fx_new();
@@ -133,11 +138,13 @@ static void test_pj33_pj36_express_uncapped(void **state)
 		q->nucleus = "NUC"; /* PJ-08 keeps priority >= 800 there */
 		q->counts.running = 10;
 		q->counts.activated = cases[i].activated;
+		q->counts.defined = cases[i].defined;
 		fx_run(f, 1);
-		if (cases[i].dropped) {
+		if (cases[i].rule != NULL) {
 			const struct dec_reason *r =
-				assert_dropped(f, "SMALL", "PJ-33", "cap");
-			assert_near(r->v[0], 30, 0);
+				assert_dropped(f, "SMALL", cases[i].rule, "cap");
+			assert_near(r->v[0],
+				    cases[i].activated + cases[i].defined, 0);
 			assert_near(r->v[1], 20, 0);
 		} else {
 			assert_alive(f, "SMALL");

@@ -665,6 +665,8 @@ static void test_to13_fast_rebro(void **state)
 		/* The bare key opts no gshare in: only its own key does. */
 		{"TO-13 bare threshold: never", {100, 10, 200, 0}, &bare,
 		 "Analysis", 0, 0, 30, 60, NAN},
+		{"TO-13 bare threshold, the example's gshare: never",
+		 {100, 10, 200, 0}, &bare, "MC", 0, 0, 30, 60, NAN},
 		{"TO-13 bare threshold and the gshare's own", {100, 10, 200, 0},
 		 &bare_mc, "MC", 1, 35, 30, 60, 65},
 		{"TO-13 bare threshold, another gshare", {100, 10, 200, 0},

@@ -99,6 +99,16 @@ static const struct fexpect files[] = {
 		 {"ANALY_MWT2", NULL, NULL, 4, 4},
 		 {"ANALY_AGLT2", "RC-05", "container", 0, 0},
 	 }},
+	/* AJ-08 complete enough: of 50 files, 5 missing (90 %) is local, 6
+	** (88 %) and 11 (> 10) are not; the two survivors get W_s 5 x W_q
+	** 0.5 each. */
+	{"analysis-locality.json", 0, NULL, NULL, 0, 0, DEC_ASSIGNED, 0,
+	 {
+		 {"ANALY_MWT2", NULL, NULL, 2.5, 2},
+		 {"ANALY_AGLT2", NULL, NULL, 2.5, 3},
+		 {"ANALY_SLAC", "AJ-08", "locality", 0, 0},
+		 {"ANALY_BNL", "AJ-08", "locality", 0, 0},
+	 }},
 };
 
 static void load_file(const char *file, struct arena *a,

@@ -596,6 +596,13 @@ static const struct expect examples[] = {
 	 "SLAC_UCORE:PJ-15:highmemory,CA-SFU-T2_UCORE:PJ-17:disk,"
 	 "CA-VICTORIA_UCORE:PJ-18:space,LUCILLE_UCORE:PJ-21:longwalltime",
 	 "t1Weight -0.5 < 0: only queues at the nucleus", "BNL_PROD_UCORE"},
+	/* PJ-33/PJ-34/PJ-36: priority 1000 is express, so no cap: the three
+	** nucleus queues over or at the cap of 20 all take jobs. */
+	{"jobs-express.json", DEC_ASSIGNED,
+	 "CERN-PROD_MCORE,CERN-PROD_HIMEM,CERN-P1_MCORE",
+	 "DESY-HH_MCORE:PJ-08:high_priority",
+	 "priority 1000 (>= 800) or scout 0: only queues at the nucleus",
+	 "CERN-PROD_MCORE,CERN-PROD_HIMEM,CERN-P1_MCORE"},
 	{"jobs-network.json", DEC_ASSIGNED,
 	 "CERN-PROD_UCORE,DESY-HH_UCORE,PIC_UCORE,GRIF_UCORE,"
 	 "BEIJING-LCG2_UCORE",
@@ -791,6 +798,75 @@ static void test_examples(void **state)
 	}
 }
 
+/* jobs-express.json on both sides of PJ-27's priority 1000: express, the
+** three nucleus queues take the 20 jobs and the note says there is no cap;
+** at 999 the same queues meet the cap of max(20, 2 x 10) = 20: PJ-33
+** (60 activated + starting), PJ-34 (45 defined + activated) and PJ-36
+** (room for one job at 19 activated). */
+static void test_express_example_both_sides(void **state)
+{
+	(void)state;
+	static const struct {
+		long prio;
+		size_t placed, nbest, at_p1;
+		int note;
+	} sides[] = {{1000, 20, 3, 0, 1}, {999, 1, 1, 1, 0}};
+	for (size_t k = 0; k < sizeof(sides) / sizeof(sides[0]); k++) {
+		char err[512] = "";
+		json_t *root = scn_read_file("etc/scenarios/jobs-express.json",
+					     err, sizeof(err));
+		if (root == NULL)
+			fail_msg("%s", err);
+		json_object_set_new(json_object_get(root, "task"),
+				    "currentPriority",
+				    json_integer(sides[k].prio));
+		struct arena a;
+		arena_init(&a, ARENA_CAP);
+		struct scj_scenario sc;
+		struct md_jobs res;
+		parse_ok(root, &a, &sc);
+		assert_int_equal(scj_run(&sc, &a, &res), GB_OK);
+		const struct dec_decision *d = &res.dec;
+		assert_int_equal(res.plan.nassigned, sides[k].placed);
+		assert_int_equal(res.plan.nbest, sides[k].nbest);
+		assert_int_equal(strstr(d->note, "no PJ-33/PJ-34/PJ-36 cap") !=
+					 NULL,
+				 sides[k].note);
+		size_t at_p1 = 0;
+		for (size_t j = 0; j < res.req.njobs; j++) {
+			long qi = res.plan.job_queue[j];
+			at_p1 += qi >= 0 &&
+				 strcmp(d->cands[qi].name, "CERN-P1_MCORE") == 0;
+		}
+		if (sides[k].at_p1 > 0)
+			assert_int_equal(at_p1, sides[k].at_p1);
+		else
+			assert_true(at_p1 > 1); /* past PJ-36's one job */
+		for (size_t i = 0; i < d->ncands; i++) {
+			const struct dec_candidate *c = &d->cands[i];
+			const char *n = c->name;
+			if (strcmp(n, "DESY-HH_MCORE") == 0) {
+				assert_string_equal(c->reasons[0].rule,
+						    "PJ-08");
+			} else if (sides[k].prio >= 1000 ||
+				   strcmp(n, "CERN-P1_MCORE") == 0) {
+				assert_false(dec_dropped(c));
+			} else {
+				int mcore = strcmp(n, "CERN-PROD_MCORE") == 0;
+				assert_true(dec_dropped(c));
+				assert_string_equal(c->reasons[0].rule,
+						    mcore ? "PJ-33" : "PJ-34");
+				assert_string_equal(c->reasons[0].code, "cap");
+				assert_near(c->reasons[0].v[0], mcore ? 60 : 45,
+					    0);
+				assert_near(c->reasons[0].v[1], 20, 0);
+			}
+		}
+		json_decref(root);
+		arena_free(&a);
+	}
+}
+
 /* Every jobs-*.json is a job scenario described above; no task scenario is. */
 static void test_example_files_listed(void **state)
 {
@@ -861,6 +937,7 @@ int main(void)
 		cmocka_unit_test(test_sw_text_round_trip),
 		cmocka_unit_test(test_is_job_scenario),
 		cmocka_unit_test(test_examples),
+		cmocka_unit_test(test_express_example_both_sides),
 		cmocka_unit_test(test_example_files_listed),
 		cmocka_unit_test(test_render_inconsistent),
 	};

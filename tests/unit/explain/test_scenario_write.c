@@ -516,12 +516,14 @@ static json_t *anal_max(void)
 static const char *const jobs_files[] = {
 	"jobs-assign.json",  "jobs-container.json",    "jobs-network.json",
 	"jobs-pending.json", "jobs-release-auto.json", "jobs-numslots.json",
-	"jobs-disk-units.json", "jobs-t1weight.json", NULL};
+	"jobs-disk-units.json", "jobs-t1weight.json", "jobs-express.json",
+	NULL};
 static const char *const anal_files[] = {"analysis-assign.json",
 					 "analysis-locality-retry.json",
 					 "analysis-throttled.json",
 					 "analysis-overload.json",
-					 "analysis-container.json", NULL};
+					 "analysis-container.json",
+					 "analysis-locality.json", NULL};
 
 static void test_jobs(void **state)
 {
