@@ -33,6 +33,11 @@
 #include <cmocka.h>
 
 static const char *proxy_bin;
+/* Bytes the echo server read on the last connection that ended, and how
+** many connections have ended (cut-mid checks the server's side). */
+static pthread_mutex_t echo_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t echo_last_bytes;
+static unsigned echo_ended;
 static pid_t proxy_pid;
 static int echo_port, link_port, ctl_port;
 
@@ -79,7 +84,9 @@ static void *echo_conn(void *arg)
 	int fd = (int)(intptr_t)arg;
 	char buf[65536];
 	ssize_t n;
+	size_t total = 0;
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		total += (size_t)n;
 		ssize_t off = 0;
 		while (off < n) {
 			ssize_t w = write(fd, buf + off, (size_t)(n - off));
@@ -90,6 +97,10 @@ static void *echo_conn(void *arg)
 	}
 out:
 	close(fd);
+	pthread_mutex_lock(&echo_mu);
+	echo_last_bytes = total;
+	echo_ended++;
+	pthread_mutex_unlock(&echo_mu);
 	return NULL;
 }
 
@@ -288,15 +299,33 @@ static void test_cut_mid(void **state)
 	assert_int_equal(write(fd, big, 50000), 50000);
 	assert_int_equal(read_for(fd, back, 50000, 10000), 50000);
 	usleep(120000); /* the burst ends (gap > 50 ms) */
-	/* a large one is cut in its middle: some of it, not all, comes back,
-	** and the connection is reset */
+	/* a large one is cut in its middle: the server got more than the
+	** small exchange and less than the whole of it, the client's
+	** connection is reset, and not all of it came back */
+	pthread_mutex_lock(&echo_mu);
+	unsigned ended0 = echo_ended;
+	pthread_mutex_unlock(&echo_mu);
 	ssize_t w = write(fd, big, sizeof(big));
 	assert_true(w > 100000);
 	size_t got = read_for(fd, back, sizeof(big), 3000);
-	assert_true(got > 0);
 	assert_true(got < sizeof(big));
 	assert_true(ended_within(fd, 3000));
 	close(fd);
+	size_t server_got = 0;
+	for (int i = 0; i < 300; i++) {
+		pthread_mutex_lock(&echo_mu);
+		int done = echo_ended != ended0;
+		server_got = echo_last_bytes;
+		pthread_mutex_unlock(&echo_mu);
+		if (done)
+			break;
+		usleep(10000);
+	}
+	/* 50,000 of the small exchange, then the burst up to the threshold
+	** (100,000) or a little past it: the middle of the large message */
+	if (server_got <= 50000 + 50000 || server_got >= 50000 + sizeof(big))
+		fail_msg("the server read %zu bytes: not cut in the middle",
+			 server_got);
 	ctl(ans, sizeof(ans), "db status");
 	p = strstr(ans, "cuts=");
 	assert_non_null(p);
