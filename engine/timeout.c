@@ -382,8 +382,13 @@ int to_fast_rebro(const struct to_rebro_in *in, const struct prm_set *set,
 	/* nSlots queues get many queued jobs on purpose (Harvester fills the
 	** slots it was given), so their nQ/nR says nothing. A NaN limit (the
 	** gshare did not opt in) fails its comparison, hence "never". */
-	if (in->has_nslots || !(nq > out->ratio_limit) ||
-	    !(nq > out->frac_limit) || !(nq > out->nqueue_limit))
+	out->code = in->has_nslots                 ? "nslots"
+		    : isnan(out->nqueue_limit)      ? "no_threshold"
+		    : !(nq > out->ratio_limit)      ? "ratio"
+		    : !(nq > out->frac_limit)       ? "frac"
+		    : !(nq > out->nqueue_limit)     ? "nqueue"
+						    : NULL;
+	if (out->code)
 		return GB_OK;
 	double ex = fmin(nq - out->ratio_limit,
 			 fmin(nq - out->nqueue_limit, nq - out->frac_limit));

@@ -143,6 +143,12 @@ struct to_rebro_out {
 	double ratio_limit;  /* FAST_REBRO_THRESHOLD_NQNR_RATIO x nrun */
 	double frac_limit;   /* FAST_REBRO_THRESHOLD_NQUEUE_FRAC x total */
 	double nqueue_limit; /* FAST_REBRO_THRESHOLD_NQUEUE_<gshare>; NAN */
+	/* Not triggered: why, the first condition that failed, in the
+	** order checked: "nslots" (the queue has nSlots), "no_threshold"
+	** (the gshare's own key unset), "ratio" (nqueue <= ratio_limit),
+	** "frac" (nqueue <= frac_limit), "nqueue" (nqueue <= nqueue_limit).
+	** NULL when triggered. */
+	const char *code;
 };
 
 /*

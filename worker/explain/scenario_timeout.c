@@ -386,6 +386,7 @@ static json_t *rebro_json(const struct sct_rebro *b,
 	bad |= ju_set(o, "ratioLimit", jnum(r->ratio_limit));
 	bad |= ju_set(o, "fracLimit", jnum(r->frac_limit));
 	bad |= ju_set(o, "nQueueLimit", jnum(r->nqueue_limit));
+	bad |= ju_set(o, "code", r->code ? ju_str(r->code) : json_null());
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -456,7 +457,8 @@ static void rebro_line(FILE *out, const struct sct_rebro *b,
 		fprintf(out, "TO-13 triggered, rebroker %lld job%s (", r->excess,
 			r->excess == 1 ? "" : "s");
 	else
-		fprintf(out, "not triggered (");
+		fprintf(out, "TO-13 not triggered [%s] (",
+			r->code ? r->code : "?");
 	fprintf(out, "ratio limit %g, frac limit %g, ", r->ratio_limit,
 		r->frac_limit);
 	if (isnan(r->nqueue_limit))

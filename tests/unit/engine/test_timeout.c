@@ -652,58 +652,60 @@ static void test_to13_fast_rebro(void **state)
 		int triggered;
 		long long excess;
 		double ratio_limit, frac_limit, nqueue_limit; /* NAN: unset */
+		const char *code; /* why not triggered; NULL: triggered */
 	} cases[] = {
 		/* name, {nqueue, nrun, total, nslots}, set, gshare,
-		** triggered, excess, ratio x nR, frac x total, threshold */
+		** triggered, excess, ratio x nR, frac x total, threshold,
+		** code */
 		/* The reference example: min(100-30, 100-20, 100-60) = 40. */
 		{"TO-13 example", {100, 10, 200, 0}, &mc, "MC",
-		 1, 40, 30, 60, 20},
+		 1, 40, 30, 60, 20, NULL},
 		{"TO-13 threshold unset: never", {100, 10, 200, 0}, NULL, "MC",
-		 0, 0, 30, 60, NAN},
+		 0, 0, 30, 60, NAN, "no_threshold"},
 		{"TO-13 another gshare's threshold", {100, 10, 200, 0}, &mc,
-		 "Analysis", 0, 0, 30, 60, NAN},
+		 "Analysis", 0, 0, 30, 60, NAN, "no_threshold"},
 		/* The bare key opts no gshare in: only its own key does. */
 		{"TO-13 bare threshold: never", {100, 10, 200, 0}, &bare,
-		 "Analysis", 0, 0, 30, 60, NAN},
+		 "Analysis", 0, 0, 30, 60, NAN, "no_threshold"},
 		{"TO-13 bare threshold, the example's gshare: never",
-		 {100, 10, 200, 0}, &bare, "MC", 0, 0, 30, 60, NAN},
+		 {100, 10, 200, 0}, &bare, "MC", 0, 0, 30, 60, NAN, "no_threshold"},
 		{"TO-13 bare threshold and the gshare's own", {100, 10, 200, 0},
-		 &bare_mc, "MC", 1, 35, 30, 60, 65},
+		 &bare_mc, "MC", 1, 35, 30, 60, 65, NULL},
 		{"TO-13 bare threshold, another gshare", {100, 10, 200, 0},
-		 &bare_mc, "Analysis", 0, 0, 30, 60, NAN},
+		 &bare_mc, "Analysis", 0, 0, 30, 60, NAN, "no_threshold"},
 		/* A gshare called FRAC does not read ..._NQUEUE_FRAC. */
 		{"TO-13 gshare named like another key", {100, 10, 200, 0},
-		 &mc_frac, "FRAC", 0, 0, 50, 20, NAN},
+		 &mc_frac, "FRAC", 0, 0, 50, 20, NAN, "no_threshold"},
 		{"TO-13 nSlots: never", {100, 10, 200, 1}, &mc, "MC",
-		 0, 0, 30, 60, 20},
+		 0, 0, 30, 60, 20, "nslots"},
 		/* Ratio boundary: nQ 30 = 3 x 10 stays, 31 triggers. */
 		{"TO-13 ratio at the limit", {30, 10, 50, 0}, &mc, "ZERO",
-		 0, 0, 30, 15, 0},
+		 0, 0, 30, 15, 0, "ratio"},
 		{"TO-13 ratio past the limit", {31, 10, 50, 0}, &mc, "ZERO",
-		 1, 1, 30, 15, 0},
+		 1, 1, 30, 15, 0, NULL},
 		/* Fraction boundary: 0.3 x 100 = 30 stays; 0.3 x 99 = 29.7
 		** triggers and ceil(30 - 29.7) = 1. */
 		{"TO-13 fraction at the limit", {30, 0, 100, 0}, &mc, "ZERO",
-		 0, 0, 0, 30, 0},
+		 0, 0, 0, 30, 0, "frac"},
 		{"TO-13 fraction past the limit", {30, 0, 99, 0}, &mc, "ZERO",
-		 1, 1, 0, 29.7, 0},
+		 1, 1, 0, 29.7, 0, NULL},
 		/* Threshold boundary: nQ 20 at 20 stays; at 19 excess 1. */
 		{"TO-13 threshold at the limit", {20, 0, 20, 0}, &mc, "MC",
-		 0, 0, 0, 6, 20},
+		 0, 0, 0, 6, 20, "nqueue"},
 		{"TO-13 threshold past the limit", {20, 0, 20, 0}, &mc, "LOW",
-		 1, 1, 0, 6, 19},
+		 1, 1, 0, 6, 19, NULL},
 		/* ceil: min(100, 100, 100 - 30.3 = 69.7) -> 70. */
 		{"TO-13 ceil of the fraction", {100, 0, 101, 0}, &mc, "ZERO",
-		 1, 70, 0, 30.3, 0},
+		 1, 70, 0, 30.3, 0, NULL},
 		/* Fractional counts: min(10.5 - 3, 10.5 - 0, 10.5 - 3.15) =
 		** 7.35 -> 8. */
 		{"TO-13 fractional counts", {10.5, 1, 10.5, 0}, &mc, "ZERO",
-		 1, 8, 3, 3.15, 0},
+		 1, 8, 3, 3.15, 0, NULL},
 		/* Overridden ratio 5 and fraction 0.1: min(50, 80, 80) = 50. */
 		{"TO-13 overridden ratio and fraction", {100, 10, 200, 0},
-		 &mc_frac, "MC", 1, 50, 50, 20, 20},
+		 &mc_frac, "MC", 1, 50, 50, 20, 20, NULL},
 		{"TO-13 empty queue", {0, 0, 0, 0}, &mc, "ZERO",
-		 0, 0, 0, 0, 0},
+		 0, 0, 0, 0, 0, "ratio"},
 	};
 	for (size_t i = 0; i < N(cases); i++) {
 		struct to_rebro_out out;
@@ -717,6 +719,11 @@ static void test_to13_fast_rebro(void **state)
 				 out.triggered, out.excess);
 		assert_near(out.ratio_limit, cases[i].ratio_limit, 1e-12);
 		assert_near(out.frac_limit, cases[i].frac_limit, 1e-12);
+		if ((out.code == NULL) != (cases[i].code == NULL) ||
+		    (out.code && strcmp(out.code, cases[i].code) != 0))
+			fail_msg("%s: code %s, want %s", cases[i].name,
+				 out.code ? out.code : "NULL",
+				 cases[i].code ? cases[i].code : "NULL");
 		if (isnan(cases[i].nqueue_limit))
 			assert_true(isnan(out.nqueue_limit));
 		else
