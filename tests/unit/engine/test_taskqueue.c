@@ -225,6 +225,17 @@ static void test_tq01_canon_layout(void **state)
 		     "sites=2[4:CERN,3:RAL];bannedSites=0[];gridCEs=0[];"
 		     "platforms=1[3:EL9];pilotTypes=0[];submitPools=0[];"
 		     "gridMiddlewares=0[];");
+	/* jobTypes and tags (issue 17) follow, each only when set, so a TQ
+	** without them keeps the signature above */
+	static const char *jt[] = {"User"}, *tags[] = {"GPU", "MP"};
+	d.set[TQ_F_TAGS] = (struct tq_strset){tags, 2};
+	canon_ok(&d, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "gridMiddlewares=0[];tags=2[3:GPU,2:MP];"));
+	d.set[TQ_F_JOB_TYPES] = (struct tq_strset){jt, 1};
+	canon_ok(&d, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "gridMiddlewares=0[];jobTypes=1[4:User];"
+				    "tags=2[3:GPU,2:MP];"));
+	assert_int_equal(buf[strlen(buf) - 1], ';');
 }
 
 /* TQ-01: permuted and repeated sets give the same signature once
