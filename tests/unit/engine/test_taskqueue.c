@@ -551,6 +551,8 @@ MUT(m_ban_ce_all, set_of(&f->v, TQ_F_GRID_CES, f->ces, CE_1, CE_2);
 MUT(m_ban_plat_partly, m_plat_in(f); ban(f, TQ_P_PLATFORM, PLAT_EL9, PLAT_EL8))
 MUT(m_ban_plat_all, set_of(&f->v, TQ_F_PLATFORMS, f->plats, PLAT_EL9, PLAT_EL8);
     ban(f, TQ_P_PLATFORM, PLAT_EL9, PLAT_EL8))
+MUT(m_ban_pt_partly, m_pt_in(f);
+    ban(f, TQ_P_PILOT_TYPE, PT_PRIVATE, PT_GENERIC))
 MUT(m_ban_jt_other, m_jt_in(f); ban(f, TQ_P_JOB_TYPE, JT_TEST, 0))
 MUT(m_ban_jt_partly, m_jt_in(f); ban(f, TQ_P_JOB_TYPE, JT_USER, JT_TEST))
 MUT(m_ban_jt_unlisted, ban(f, TQ_P_JOB_TYPE, JT_USER, 0))
@@ -718,6 +720,8 @@ static const struct filter_row {
 	{"TQ-06 pilot bans two platforms, TQ lists both", m_ban_plat_all,
 	 TQ_FL_BAN_PLATFORM,
 	 "lists every one of the 2 value(s) the pilot bans", 2, NONE},
+	{"TQ-06 pilot bans two pilot types, TQ lists one", m_ban_pt_partly, -1,
+	 NULL, 0, 0},
 	{"TQ-06 pilot bans another job type", m_ban_jt_other, -1, NULL, 0, 0},
 	{"TQ-06 pilot bans two job types, TQ lists one", m_ban_jt_partly, -1,
 	 NULL, 0, 0},
