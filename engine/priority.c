@@ -19,8 +19,10 @@
 ** in_window()), and the tests check the two against each other.
 **
 ** Decisions where the seed, DIRAC's code and its docs differ:
-** - PR-03: J uses the sums of the UserPriorities (the seed and RULES.md),
-**   not DIRAC's per-TQ average, so a TQ with more jobs weighs more. When an
+** - PR-03: J weighs each TQ by its jobs' average UserPriority (DIRAC's
+**   SUM(RealPriority)/COUNT per TQ), over the sum of those averages in the
+**   entity, not by the sums of the UserPriorities the seed's text reads:
+**   with sums a TQ's share grew with its job count (issue 17). When an
 **   entity's sum is 0, J = 1/N (N = its TQs with waiting jobs).
 ** - PR-02: U counts the owners with waiting jobs (the seed), not DIRAC's
 **   owners having any TQ. TQs without waiting jobs count for nothing.

@@ -3,7 +3,8 @@
 **
 ** A refusal must be a documented code with a printable "field: problem".
 ** An accepted pilot must have its three required fields and its record
-** site, ownerDN only with ownerGroup (TQ-04), capped lists (strings or
+** site, ownerDN only with ownerGroup (TQ-04), requiredTags among its tags
+** unless they are ANY, capped lists (strings or
 ** lists, ANY folded), must encode, decode again to the same pilot and
 ** encode again to the same bytes. The encoded pilot read as JSON by
 ** `gridbroker pilot match FILE` (dirac_json.c) must be the same pilot.
@@ -58,6 +59,15 @@ static void check_decoded(const void *obj, const uint8_t *buf, size_t len)
 		 "ownerDN only with ownerGroup");
 	FZ_CHECK(cdt_pilot_size(p) <= CDT_MAX_PILOT_BYTES,
 		 "the description fits a worker's batch");
+	/* DIRAC's "Wrong conditions": required tags are among the tags
+	** unless the tags are ANY */
+	for (size_t i = 0; !p->d.any[TQ_P_TAG] && i < p->d.required.n; i++) {
+		int found = 0;
+		for (size_t k = 0; k < p->d.want[TQ_P_TAG].n; k++)
+			found |= fz_str_eq(p->d.required.v[i],
+					   p->d.want[TQ_P_TAG].v[k]);
+		FZ_CHECK(found, "requiredTags are among the tags");
+	}
 	for (int f = 0; f < TQ_NPFIELDS; f++)
 		FZ_CHECK(p->d.want[f].n <= TQ_MAX_PILOT_VALUES &&
 				 p->d.banned[f].n <= TQ_MAX_PILOT_VALUES &&

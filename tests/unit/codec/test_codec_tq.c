@@ -809,6 +809,145 @@ static void test_round_trips(void **state)
 	arena_free(&a);
 }
 
+
+/* ---- what a pilot's list says (TQ-06) ------------------------------------ */
+
+/*
+** Every form a pilot.match list field may take, for each field that
+** constrains a match (site, gridCE, platform, pilotType, jobType, tags),
+** through the decoder and tqi_resource: absent, nil, [] and ANY in any
+** case, alone or inside a list, are no constraint (tags: absent, nil and
+** [] offer no tag, which is a constraint; ANY lifts it); a string is one
+** value and a list keeps its values. Then the lists where ANY is a plain
+** value (bans, requiredTags) and the owner lists.
+*/
+static void test_pilot_list_forms(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *value; /* NULL: the field deleted */
+		int any;           /* d.any[f] */
+		size_t n;          /* values kept in d.want[f] */
+		int has;           /* tq_resource.has[f]; -1: tags differ */
+	} forms[] = {
+		{NULL, 0, 0, -1},
+		{"null", 0, 0, -1},
+		{"[]", 0, 0, -1},
+		{"\"X1\"", 0, 1, 1},
+		{"[\"X1\", \"X2\"]", 0, 2, 1},
+		{"[\"X1\"]", 0, 1, 1},
+		{"\"ANY\"", 1, 0, 0},
+		{"\"aNy\"", 1, 0, 0},
+		{"\"any\"", 1, 0, 0},
+		{"[\"X1\", \"Any\"]", 1, 0, 0},
+		{"[\"ANY\"]", 1, 0, 0},
+		{"\"ANYX\"", 0, 1, 1}, /* not the wildcard */
+	};
+	struct tqi_index *x = tqi_new();
+	assert_non_null(x);
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		for (size_t i = 0; i < NELEM(forms); i++) {
+			msgpack_sbuffer sb;
+			make_msg(&sb, base_pilot, tq_pfield_names[f],
+				 forms[i].value);
+			struct arena a;
+			arena_init(&a, ARENA_CAP);
+			struct cdt_pilot p;
+			struct cod_error err;
+			int rc = cdt_decode_pilot(sb.data, sb.size, &a, &p, &err);
+			if (rc != GB_OK)
+				fail_msg("%s = %s: %s: %s", tq_pfield_names[f],
+					 forms[i].value ? forms[i].value : "-",
+					 err.field, err.problem);
+			int has = forms[i].has;
+			if (has < 0) /* absent, nil, []: tags offer none */
+				has = f == TQ_P_TAG;
+			struct tqi_resource_ids ids;
+			struct tq_resource r;
+			tqi_resource(x, &p.d, NULL, &ids, &r);
+			if (p.d.any[f] != forms[i].any ||
+			    p.d.want[f].n != forms[i].n || r.has[f] != has)
+				fail_msg("%s = %s: any %d, %zu values, has %d; "
+					 "want %d, %zu, %d",
+					 tq_pfield_names[f],
+					 forms[i].value ? forms[i].value : "-",
+					 p.d.any[f], p.d.want[f].n, r.has[f],
+					 forms[i].any, forms[i].n, has);
+			/* the site replies and records name: the first
+			** given, or ANY */
+			if (f == TQ_P_SITE)
+				assert_string_equal(
+					p.site, forms[i].n == 0	    ? "ANY"
+						: forms[i].value[1] == 'A' ? "ANYX"
+									   : "X1");
+			msgpack_sbuffer_destroy(&sb);
+			arena_free(&a);
+		}
+	tqi_free(x);
+
+	/* ANY is a plain value in the bans and requiredTags; owner lists. */
+	static const struct {
+		const char *path, *value, *path2, *value2;
+		const char *list; /* which list is checked */
+		const char *want[3];
+	} plain[] = {
+		{"bannedSite", "\"ANY\"", NULL, NULL, "bannedSite", {"ANY"}},
+		{"bannedGridCE", "[\"c1\", \"any\"]", NULL, NULL, "bannedGridCE",
+		 {"c1", "any"}},
+		{"bannedPlatform", "\"el7\"", NULL, NULL, "bannedPlatform",
+		 {"el7"}},
+		{"bannedPilotType", "[\"generic\"]", NULL, NULL,
+		 "bannedPilotType", {"generic"}},
+		{"bannedJobType", "[\"User\", \"Test\"]", NULL, NULL,
+		 "bannedJobType", {"User", "Test"}},
+		{"bannedTag", "\"GPU\"", NULL, NULL, "bannedTag", {"GPU"}},
+		{"requiredTags", "\"ANY\"", "tags", "\"ANY\"", "requiredTags",
+		 {"ANY"}},
+		{"requiredTags", "[\"GPU\", \"MP\"]", "tags",
+		 "[\"MP\", \"GPU\", \"WN\"]", "requiredTags", {"GPU", "MP"}},
+		{"ownerGroup", "[\"g1\", \"g2\"]", "ownerDN", "[\"/CN=a\", \"/CN=b\"]",
+		 "ownerGroup", {"g1", "g2"}},
+		{"ownerDN", "[\"/CN=a\", \"/CN=b\"]", NULL, NULL, "ownerDN",
+		 {"/CN=a", "/CN=b"}},
+	};
+	for (size_t i = 0; i < NELEM(plain); i++) {
+		/* base_pilot with one or two fields patched */
+		json_t *root = parse(base_pilot);
+		apply_patch(root, plain[i].path, plain[i].value);
+		if (plain[i].path2)
+			apply_patch(root, plain[i].path2, plain[i].value2);
+		msgpack_sbuffer sb;
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer pk;
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		pack_json(&pk, root);
+		json_decref(root);
+		const msgpack_sbuffer *use = &sb;
+		struct arena a;
+		arena_init(&a, ARENA_CAP);
+		struct cdt_pilot p;
+		struct cod_error err;
+		if (cdt_decode_pilot(use->data, use->size, &a, &p, &err) != GB_OK)
+			fail_msg("%s = %s: %s: %s", plain[i].path,
+				 plain[i].value, err.field, err.problem);
+		const struct tq_strset *l =
+			strcmp(plain[i].list, "requiredTags") == 0 ? &p.d.required
+			: strcmp(plain[i].list, "ownerGroup") == 0 ? &p.d.groups
+			: strcmp(plain[i].list, "ownerDN") == 0	   ? &p.d.owners
+								   : NULL;
+		for (int f = 0; l == NULL && f < TQ_NPFIELDS; f++)
+			if (strcmp(plain[i].list, tq_pfield_ban_names[f]) == 0)
+				l = &p.d.banned[f];
+		assert_non_null(l);
+		size_t n = 0;
+		while (n < 3 && plain[i].want[n])
+			n++;
+		check_set(l, plain[i].want, n, plain[i].list);
+		msgpack_sbuffer_destroy(&sb);
+		arena_free(&a);
+	}
+}
+
 /* The encoders refuse what the decoders would refuse. */
 static void test_encode_refusals(void **state)
 {
@@ -908,6 +1047,7 @@ int main(void)
 		cmocka_unit_test(test_decode_malformed),
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_encode_refusals),
+		cmocka_unit_test(test_pilot_list_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,6 +165,39 @@ static void test_pr02_per_user_split(void **state)
 	assert_near(t[0].priority, 500, EPS);
 	for (size_t i = 1; i < 4; i++)
 		assert_near(t[i].priority, 1000.0 / 6, EPS);
+
+	/* PR-02, PR-03 with unequal task queues outside JOB_SHARING: alice's
+	** two TQs split her S/2 by their average UserPriorities, whatever
+	** their job counts (with sums, 4,999 and 1 jobs gave 499.9 and 0.1);
+	** bob's one TQ keeps his S/2. */
+	static const struct {
+		long long njobs[3];
+		double psum[3], priority[3];
+	} unequal[] = {
+		{{4999, 1, 10}, {4999, 1, 10}, {250, 250, 500}},
+		{{1, 4999, 3}, {1, 4999, 3}, {250, 250, 500}},
+		/* averages 3 and 1: 3/4 and 1/4 of alice's 500 */
+		{{10, 2, 7}, {30, 2, 7}, {375, 125, 500}},
+		{{1, 1000, 1}, {3, 1000, 10}, {375, 125, 500}},
+	};
+	for (size_t c = 0; c < N(unequal); c++) {
+		struct pr_tq u[] = {
+			tq_of(1, "alice", "lhcb_user", unequal[c].njobs[0],
+			      unequal[c].psum[0]),
+			tq_of(2, "alice", "lhcb_user", unequal[c].njobs[1],
+			      unequal[c].psum[1]),
+			tq_of(3, "bob", "lhcb_user", unequal[c].njobs[2],
+			      unequal[c].psum[2]),
+		};
+		recompute(&cfg, NULL, 0, u, N(u), NULL, 0);
+		for (size_t i = 0; i < N(u); i++)
+			if (fabs(u[i].priority - unequal[c].priority[i]) >
+			    EPS * unequal[c].priority[i])
+				fail_msg("unequal case %zu, TQ %zu: priority %g, "
+					 "want %g",
+					 c, i, u[i].priority,
+					 unequal[c].priority[i]);
+	}
 }
 
 /* PR-03: J = the TQ's average UserPriority / the sum of the entity's TQs'

@@ -30,6 +30,9 @@ enum {
 	SITE_CERN = 30,
 	SITE_RAL,
 	SITE_PIC,
+	SITE_GRIDKA,
+	SITE_IN2P3,
+	SITE_NIKHEF,
 	CE_1 = 40,
 	CE_2,
 	PLAT_EL9 = 50,
@@ -222,6 +225,17 @@ static void test_tq01_canon_layout(void **state)
 		     "sites=2[4:CERN,3:RAL];bannedSites=0[];gridCEs=0[];"
 		     "platforms=1[3:EL9];pilotTypes=0[];submitPools=0[];"
 		     "gridMiddlewares=0[];");
+	/* jobTypes and tags (issue 17) follow, each only when set, so a TQ
+	** without them keeps the signature above */
+	static const char *jt[] = {"User"}, *tags[] = {"GPU", "MP"};
+	d.set[TQ_F_TAGS] = (struct tq_strset){tags, 2};
+	canon_ok(&d, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "gridMiddlewares=0[];tags=2[3:GPU,2:MP];"));
+	d.set[TQ_F_JOB_TYPES] = (struct tq_strset){jt, 1};
+	canon_ok(&d, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "gridMiddlewares=0[];jobTypes=1[4:User];"
+				    "tags=2[3:GPU,2:MP];"));
+	assert_int_equal(buf[strlen(buf) - 1], ';');
 }
 
 /* TQ-01: permuted and repeated sets give the same signature once
@@ -365,6 +379,7 @@ struct fx {
 	/* the pilot's lists */
 	uint32_t want[TQ_NPFIELDS][2], ban[TQ_NPFIELDS][2], req[2], groups[2],
 		js[2], owners[2];
+	uint32_t many[5]; /* a pilot list longer than ids2 makes */
 };
 
 static void fx_init(struct fx *f)
@@ -527,6 +542,44 @@ MUT(m_ban_plat_other, m_plat_in(f); ban(f, TQ_P_PLATFORM, PLAT_EL8, 0))
 MUT(m_ban_pt, m_pt_in(f); ban(f, TQ_P_PILOT_TYPE, PT_PRIVATE, 0))
 MUT(m_ban_jt, m_jt_in(f); ban(f, TQ_P_JOB_TYPE, JT_USER, 0))
 MUT(m_ban_tag, m_tag_any(f); ban(f, TQ_P_TAG, TAG_MP, 0))
+/* The far side of each ban: a TQ lacking one of the banned values passes,
+** one listing them all is dropped, for every field the pilot can ban. */
+MUT(m_ban_ce_partly, set_of(&f->v, TQ_F_GRID_CES, f->ces, CE_1, 0);
+    ban(f, TQ_P_GRID_CE, CE_1, CE_2))
+MUT(m_ban_ce_all, set_of(&f->v, TQ_F_GRID_CES, f->ces, CE_1, CE_2);
+    ban(f, TQ_P_GRID_CE, CE_1, CE_2))
+MUT(m_ban_plat_partly, m_plat_in(f); ban(f, TQ_P_PLATFORM, PLAT_EL9, PLAT_EL8))
+MUT(m_ban_plat_all, set_of(&f->v, TQ_F_PLATFORMS, f->plats, PLAT_EL9, PLAT_EL8);
+    ban(f, TQ_P_PLATFORM, PLAT_EL9, PLAT_EL8))
+MUT(m_ban_pt_partly, m_pt_in(f);
+    ban(f, TQ_P_PILOT_TYPE, PT_PRIVATE, PT_GENERIC))
+MUT(m_ban_jt_other, m_jt_in(f); ban(f, TQ_P_JOB_TYPE, JT_TEST, 0))
+MUT(m_ban_jt_partly, m_jt_in(f); ban(f, TQ_P_JOB_TYPE, JT_USER, JT_TEST))
+MUT(m_ban_jt_unlisted, ban(f, TQ_P_JOB_TYPE, JT_USER, 0))
+MUT(m_ban_tag_partly, m_ban_tag(f); ban(f, TQ_P_TAG, TAG_MP, TAG_GPU))
+MUT(m_ban_tag_all, m_ban_tag_partly(f);
+    set_of(&f->v, TQ_F_TAGS, f->tags, TAG_MP, TAG_GPU))
+MUT(m_ban_tag_untagged, m_tag_any(f); f->v.set[TQ_F_TAGS].n = 0;
+    ban(f, TQ_P_TAG, TAG_MP, 0))
+/* tags ANY offers every tag, but a required tag still has to be carried */
+MUT(m_req_tags_any_lacking, m_tag_any(f);
+    f->r.required = ids2(f->req, TAG_GPU, 0))
+MUT(m_req_tags_any_carried, m_req_tags_any_lacking(f);
+    set_of(&f->v, TQ_F_TAGS, f->tags, TAG_GPU, 0))
+/* A list of five sites (more than ids_meet searches one by one): the TQ
+** shares the last, or none (an unknown value among them). */
+static void five_sites(struct fx *f, uint32_t last)
+{
+	static const uint32_t head[] = {SITE_RAL, SITE_PIC, SITE_GRIDKA,
+					SITE_IN2P3};
+	memcpy(f->many, head, sizeof(head));
+	f->many[4] = last;
+	f->r.has[TQ_P_SITE] = 1;
+	f->r.want[TQ_P_SITE] = (struct tq_idset){f->many, 5};
+	set_of(&f->v, TQ_F_SITES, f->sites, SITE_CERN, SITE_NIKHEF);
+}
+MUT(m_site_five_last, five_sites(f, SITE_NIKHEF))
+MUT(m_site_five_none, five_sites(f, TQ_ID_UNKNOWN))
 /* TQ-06: submit pools and middlewares are for pilot submission only. */
 MUT(m_submission_only,
     set_of(&f->v, TQ_F_SUBMIT_POOLS, f->pools, POOL_X, 0);
@@ -657,6 +710,38 @@ static const struct filter_row {
 	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
 	{"TQ-06 pilot bans the tag", m_ban_tag, TQ_FL_BAN_TAG,
 	 "lists every one of the 1 value(s) the pilot bans", 1, NONE},
+	{"TQ-06 pilot bans two CEs, TQ lists one", m_ban_ce_partly, -1, NULL,
+	 0, 0},
+	{"TQ-06 pilot bans two CEs, TQ lists both", m_ban_ce_all,
+	 TQ_FL_BAN_GRID_CE,
+	 "lists every one of the 2 value(s) the pilot bans", 2, NONE},
+	{"TQ-06 pilot bans two platforms, TQ lists one", m_ban_plat_partly, -1,
+	 NULL, 0, 0},
+	{"TQ-06 pilot bans two platforms, TQ lists both", m_ban_plat_all,
+	 TQ_FL_BAN_PLATFORM,
+	 "lists every one of the 2 value(s) the pilot bans", 2, NONE},
+	{"TQ-06 pilot bans two pilot types, TQ lists one", m_ban_pt_partly, -1,
+	 NULL, 0, 0},
+	{"TQ-06 pilot bans another job type", m_ban_jt_other, -1, NULL, 0, 0},
+	{"TQ-06 pilot bans two job types, TQ lists one", m_ban_jt_partly, -1,
+	 NULL, 0, 0},
+	{"TQ-06 pilot bans a job type, TQ lists none", m_ban_jt_unlisted, -1,
+	 NULL, 0, 0},
+	{"TQ-06 pilot bans two tags, TQ carries one", m_ban_tag_partly, -1,
+	 NULL, 0, 0},
+	{"TQ-06 pilot bans two tags, TQ carries both", m_ban_tag_all,
+	 TQ_FL_BAN_TAG, "lists every one of the 2 value(s) the pilot bans", 2,
+	 NONE},
+	{"TQ-06 pilot bans a tag, TQ untagged", m_ban_tag_untagged, -1, NULL,
+	 0, 0},
+	{"TQ-06 tags ANY, required tag lacking", m_req_tags_any_lacking,
+	 TQ_FL_REQUIRED_TAG, "lacks a tag the pilot requires (has 1)", 1,
+	 TAG_GPU},
+	{"TQ-06 tags ANY, required tag carried", m_req_tags_any_carried, -1,
+	 NULL, 0, 0},
+	{"TQ-06 five sites, the TQ's last", m_site_five_last, -1, NULL, 0, 0},
+	{"TQ-06 five sites, none the TQ's", m_site_five_none, TQ_FL_SITE,
+	 "lists 2 value(s), none of the pilot's 5", 2, 5},
 	{"TQ-06 submit pools, middlewares ignored", m_submission_only, -1,
 	 NULL, 0, 0},
 	{"TQ-06 first failing row reported (indexed first)", m_several,

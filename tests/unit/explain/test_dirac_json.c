@@ -628,6 +628,125 @@ static void test_pilot(void **state)
 	arena_free(&a);
 }
 
+/* Pack the JSON pilot `j` (an object of strings, integers and arrays of
+** strings) as pilot.match's msgpack. */
+static void pack_pilot_json(msgpack_packer *pk, json_t *j)
+{
+	if (json_is_object(j)) {
+		msgpack_pack_map(pk, json_object_size(j));
+		const char *k;
+		json_t *v;
+		json_object_foreach(j, k, v)
+		{
+			msgpack_pack_str_with_body(pk, k, strlen(k));
+			pack_pilot_json(pk, v);
+		}
+	} else if (json_is_array(j)) {
+		msgpack_pack_array(pk, json_array_size(j));
+		for (size_t i = 0; i < json_array_size(j); i++)
+			pack_pilot_json(pk, json_array_get(j, i));
+	} else if (json_is_string(j)) {
+		const char *t = json_string_value(j);
+		msgpack_pack_str_with_body(pk, t, strlen(t));
+	} else {
+		assert_true(json_is_integer(j));
+		msgpack_pack_long_long(pk, json_integer_value(j));
+	}
+}
+
+static int strset_same(const struct tq_strset *a, const struct tq_strset *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+** A scenario's pilot is read as pilot.match reads it: every list field
+** pilot.match takes (the six fields a pilot constrains, their six bans,
+** requiredTags, ownerGroup, ownerDN), as a string, a list, a list with
+** ANY and [], gives the same pilot through dj_parse_pilot (JSON) and
+** cdt_decode_pilot (msgpack), and the field is one the scenario reader
+** knows (an unknown one is refused).
+*/
+static void test_pilot_fields_as_pilot_match(void **state)
+{
+	(void)state;
+	const char *keys[2 * TQ_NPFIELDS + 3];
+	size_t nk = 0;
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		keys[nk++] = tq_pfield_names[f];
+	for (int f = 0; f < TQ_NPFIELDS; f++)
+		keys[nk++] = tq_pfield_ban_names[f];
+	keys[nk++] = "requiredTags";
+	keys[nk++] = "ownerGroup";
+	keys[nk++] = "ownerDN";
+	static const char *const forms[] = {
+		"\"V1\"", "[\"V1\", \"V2\"]", "[\"V2\", \"aNy\"]", "[]", "\"Any\""};
+	for (size_t k = 0; k < nk; k++)
+		for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+			char text[512];
+			/* requiredTags needs the tags, ownerDN its group */
+			snprintf(text, sizeof(text),
+				 "{\"pilotID\": \"p\", \"setup\": \"S\", "
+				 "\"cpuTime\": 7, \"%s\": %s%s}",
+				 keys[k], forms[i],
+				 strcmp(keys[k], "requiredTags") == 0
+					 ? ", \"tags\": \"ANY\""
+				 : strcmp(keys[k], "ownerDN") == 0
+					 ? ", \"ownerGroup\": \"g\""
+					 : "");
+			json_t *j = load_text(text);
+			struct arena a;
+			arena_init(&a, ARENA_CAP);
+			struct cdt_pilot pj, pm;
+			char err[256] = "";
+			if (dj_parse_pilot(j, "pilot", &a, &pj, err, sizeof(err)) !=
+			    GB_OK)
+				fail_msg("%s: scenario reader: %s", text, err);
+			msgpack_sbuffer sb;
+			msgpack_sbuffer_init(&sb);
+			msgpack_packer pk;
+			msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+			pack_pilot_json(&pk, j);
+			struct cod_error cerr;
+			if (cdt_decode_pilot(sb.data, sb.size, &a, &pm, &cerr) !=
+			    GB_OK)
+				fail_msg("%s: pilot.match: %s: %s", text,
+					 cerr.field, cerr.problem);
+			int same = strcmp(pj.site, pm.site) == 0 &&
+				   strset_same(&pj.d.required, &pm.d.required) &&
+				   strset_same(&pj.d.groups, &pm.d.groups) &&
+				   strset_same(&pj.d.owners, &pm.d.owners);
+			size_t nvals = pj.d.required.n + pj.d.groups.n +
+				       pj.d.owners.n;
+			for (int f = 0; f < TQ_NPFIELDS; f++) {
+				same = same && pj.d.any[f] == pm.d.any[f] &&
+				       strset_same(&pj.d.want[f], &pm.d.want[f]) &&
+				       strset_same(&pj.d.banned[f],
+						   &pm.d.banned[f]);
+				nvals += pj.d.want[f].n + pj.d.banned[f].n +
+					 (size_t)pj.d.any[f];
+			}
+			if (!same)
+				fail_msg("%s: the scenario reader and pilot.match "
+					 "read different pilots",
+					 text);
+			/* the field was read, not skipped (only [] says
+			** nothing; the added group or tags ANY is one more) */
+			size_t extra = strcmp(keys[k], "ownerDN") == 0 ||
+				       strcmp(keys[k], "requiredTags") == 0;
+			if ((nvals > extra) != (strcmp(forms[i], "[]") != 0))
+				fail_msg("%s: %zu values read", text, nvals);
+			msgpack_sbuffer_destroy(&sb);
+			json_decref(j);
+			arena_free(&a);
+		}
+}
+
 static void test_pilot_errors(void **state)
 {
 	(void)state;
@@ -762,6 +881,7 @@ int main(void)
 		cmocka_unit_test(test_jobs_list),
 		cmocka_unit_test(test_pilot),
 		cmocka_unit_test(test_pilot_errors),
+		cmocka_unit_test(test_pilot_fields_as_pilot_match),
 		cmocka_unit_test(test_tq01_sample_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -629,6 +629,139 @@ static void test_tq07_examples(void **state)
 	}
 }
 
+/*
+** TQ-04..06 in explain's table: for every filter, one TQ that the pilot's
+** field or tag rejects, with the verdict naming the filter and the detail
+** naming the values compared (the field's, or the tag that decided). The
+** pilot descriptions are pilot.match's (lists, ANY, tags, bans, owners).
+*/
+static void test_tq06_rejections_named(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *tq, *pilot; /* extra members of each */
+		const char *filter, *detail;
+	} rows[] = {
+		{"\"pilotTypes\": [\"private\"]", "\"pilotType\": [\"generic\"]",
+		 "pilot_type", "pilot's pilotType generic; TQ pilotTypes: private"},
+		{"\"sites\": [\"X\"]", "\"site\": [\"Y\", \"Z\"]", "site",
+		 "pilot's site Y, Z; TQ sites: X"},
+		{"\"gridCEs\": [\"c1\"]", "\"gridCE\": \"c2\"", "grid_ce",
+		 "pilot's gridCE c2; TQ gridCEs: c1"},
+		{"\"platforms\": [\"el9\"]", "\"platform\": [\"el8\"]", "platform",
+		 "pilot's platform el8; TQ platforms: el9"},
+		{"\"jobTypes\": [\"User\"]", "\"jobType\": \"Test\"", "job_type",
+		 "pilot's jobType Test; TQ jobTypes: User"},
+		{"\"tags\": [\"MP\"]", "\"tags\": [\"MP\", \"GPU\"], "
+		 "\"requiredTags\": \"GPU\"", "required_tag",
+		 "tag GPU required by the pilot; TQ tags: MP"},
+		{"\"sites\": [\"X\"]", "\"ownerGroup\": [\"h\", \"k\"]",
+		 "owner_group", "TQ group g, pilot's h, k"},
+		{"\"sites\": [\"X\"]", "\"ownerGroup\": [\"g\"], "
+		 "\"ownerDN\": [\"b\", \"c\"]", "owner_dn",
+		 "TQ owner a, pilot's b, c"},
+		{"\"sites\": [\"X\"]", "\"setup\": \"T\"", "setup",
+		 "TQ setup S, pilot's T"},
+		{"\"sites\": [\"X\"]", "\"cpuTime\": 499", "cpu_time",
+		 "CPU time 500 s exceeds the pilot's 499 s"},
+		{"\"bannedSites\": [\"X\", \"Y\"]", "\"site\": [\"Y\", \"X\"]",
+		 "banned_site", "pilot's sites Y, X; TQ bannedSites: X, Y"},
+		{"\"tags\": [\"GPU\", \"MP\"]", "\"tags\": \"MP\"", "tag",
+		 "tag GPU not offered; pilot's tags: MP"},
+		{"\"tags\": [\"MP\"]", "\"site\": \"X\"", "tag",
+		 "tag MP not offered; pilot's tags: none"},
+		{"\"sites\": [\"X\"]", "\"bannedSite\": \"X\"", "ban_site",
+		 "pilot's bannedSite X; TQ sites: X"},
+		{"\"gridCEs\": [\"c1\", \"c2\"]", "\"bannedGridCE\": [\"c2\", \"c1\"]",
+		 "ban_grid_ce", "pilot's bannedGridCE c2, c1; TQ gridCEs: c1, c2"},
+		{"\"platforms\": [\"el9\"]", "\"bannedPlatform\": \"el9\"",
+		 "ban_platform", "pilot's bannedPlatform el9; TQ platforms: el9"},
+		{"\"pilotTypes\": [\"private\"]", "\"bannedPilotType\": \"private\"",
+		 "ban_pilot_type",
+		 "pilot's bannedPilotType private; TQ pilotTypes: private"},
+		{"\"jobTypes\": [\"User\"]", "\"bannedJobType\": [\"User\"]",
+		 "ban_job_type", "pilot's bannedJobType User; TQ jobTypes: User"},
+		{"\"tags\": [\"MP\"]", "\"tags\": \"aNy\", \"bannedTag\": \"MP\"",
+		 "ban_tag", "pilot's bannedTag MP; TQ tags: MP"},
+	};
+	for (size_t i = 0; i < N(rows); i++) {
+		char text[1024];
+		snprintf(text, sizeof(text),
+			 "{\"now\": \"2024-05-14T12:00:00Z\", \"seed\": 1,"
+			 " \"groups\": [{\"name\": \"g\", \"share\": 10}],"
+			 " \"taskQueues\": [{\"id\": 1, \"ownerDN\": \"a\","
+			 " \"ownerGroup\": \"g\", \"setup\": \"S\", \"cpuTime\": 100,"
+			 " %s, \"jobs\": [{\"jobID\": 11}]}],"
+			 " \"pilot\": {%s%s%s}}",
+			 rows[i].tq,
+			 strstr(rows[i].pilot, "\"setup\"") ? ""
+							    : "\"setup\": \"S\", ",
+			 strstr(rows[i].pilot, "\"cpuTime\"")
+				 ? ""
+				 : "\"cpuTime\": 1000, ",
+			 rows[i].pilot);
+		json_t *root = load_text(text);
+		struct arena a;
+		arena_init(&a, ARENA_CAP);
+		struct scm_scenario sc;
+		struct scm_result r;
+		parse_ok(root, &a, &sc);
+		assert_int_equal(scm_run(&sc, &a, &r), GB_OK);
+		assert_int_equal(r.nrows, 1);
+		const struct scm_row *w = &r.rows[0];
+		const struct tq_filter_desc *f =
+			w->verdict < TQ_NFILTERS
+				? tq_filter((enum tq_filter_id)w->verdict)
+				: NULL;
+		if (f == NULL || strcmp(f->name, rows[i].filter) != 0)
+			fail_msg("row %zu (%s): verdict %d, want %s", i,
+				 rows[i].pilot, w->verdict, rows[i].filter);
+		if (w->detail == NULL || strstr(w->detail, rows[i].detail) == NULL)
+			fail_msg("row %zu (%s): detail \"%s\", want \"%s\" in it",
+				 i, rows[i].pilot, w->detail ? w->detail : "(none)",
+				 rows[i].detail);
+		/* the JSON record carries the same detail */
+		json_t *j = scm_result_json(&sc, &r);
+		json_t *t = json_array_get(json_object_get(j, "taskQueues"), 0);
+		assert_string_equal(json_string_value(json_object_get(t, "detail")),
+				    w->detail);
+		json_decref(j);
+		json_decref(root);
+		arena_free(&a);
+	}
+
+	/* etc/scenarios/match-descriptions.json: the tag or field named */
+	static const struct {
+		long long tq;
+		const char *detail;
+	} named[] = {
+		{2, "tag GPU not offered"},
+		{3, "tag MultiProcessor required by the pilot; TQ tags: none"},
+		{4, "TQ sites: LCG.GRIDKA.de"},
+		{5, "TQ bannedSites: LCG.CERN.cern, LCG.CNAF.it"},
+		{7, "pilot's jobType MCSimulation; TQ jobTypes: User"},
+		{8, "pilot's bannedTag Test; TQ tags: MultiProcessor, Test"},
+	};
+	struct arena a;
+	arena_init(&a, ARENA_CAP);
+	struct scm_scenario sc;
+	struct scm_result r;
+	run_file("match-descriptions.json", &a, &sc, &r);
+	for (size_t i = 0; i < N(named); i++) {
+		const struct scm_row *w = NULL;
+		for (size_t k = 0; k < r.nrows; k++)
+			if (r.rows[k].tq->tq_id == named[i].tq)
+				w = &r.rows[k];
+		assert_non_null(w);
+		if (w->detail == NULL || strstr(w->detail, named[i].detail) == NULL)
+			fail_msg("match-descriptions TQ %lld: detail \"%s\", "
+				 "want \"%s\" in it",
+				 named[i].tq, w->detail ? w->detail : "(none)",
+				 named[i].detail);
+	}
+	arena_free(&a);
+}
+
 /* The chosen jobs the descriptions promise, by id. */
 static void test_tq08_described_jobs(void **state)
 {
@@ -803,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_tq07_examples),
 		cmocka_unit_test(test_tq08_described_jobs),
+		cmocka_unit_test(test_tq06_rejections_named),
 		cmocka_unit_test(test_pr05_pr06_corrections),
 		cmocka_unit_test(test_corrections_off),
 		cmocka_unit_test(test_example_files_listed),
