@@ -58,6 +58,14 @@ struct amq_props {
 	** broker drops (dead-letters, reason "expired") a request that waited
 	** longer in its queue. NULL = none. */
 	const char *expiration;
+	/* The publishing RabbitMQ user. RabbitMQ refuses a publish whose
+	** user_id is not the connection's own user (validated user-id,
+	** PRECONDITION_FAILED), so on a delivery it names the account that
+	** sent it, or is NULL when the sender did not set it. The worker
+	** checks pilot.match against it ([dirac] owner_check). Publishing,
+	** NULL and "" send none (amq_sync_publish fills in NULL with the
+	** configured user; "" keeps it unset). */
+	const char *user_id;
 	int persistent;             /* delivery_mode 2 */
 	/* string-valued headers, NULL-terminated pairs {k, v, k, v, ..., NULL} */
 	const char *const *headers;
@@ -157,12 +165,13 @@ struct amq_message {
 	size_t len;
 };
 
-/* Connect, log in, open a channel, declare the topology. NULL on failure
-** with the reason in err. */
+/* Connect, log in, open a channel, declare the topology (unless [amqp]
+** declare is 0). NULL on failure with the reason in err. */
 struct amq_sync *amq_sync_open(const struct gb_config *cfg, char *err,
 			       size_t errlen);
 
-/* Publish and wait up to timeout_ms for the broker's confirm. */
+/* Publish and wait up to timeout_ms for the broker's confirm. The message
+** carries user_id = [amqp] user unless props give one. */
 int amq_sync_publish(struct amq_sync *s, const char *exchange,
 		     const char *rkey, const struct amq_props *props,
 		     const void *body, size_t len, int timeout_ms);
@@ -199,5 +208,11 @@ long amq_sync_queue_depth(struct amq_sync *s, const char *queue);
 
 void amq_message_free(struct amq_message *m);
 void amq_sync_close(struct amq_sync *s);
+
+/* What to print for error `rc` of the last publish or RPC on `s` (may be
+** NULL): the broker's words when it closed the channel or the connection
+** over it (e.g. "broker closed the channel: 403 ACCESS_REFUSED - access to
+** topic 'task.broker' ..."), else gb_strerror(rc). */
+const char *amq_sync_why(const struct amq_sync *s, int rc);
 
 #endif

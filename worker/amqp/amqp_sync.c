@@ -49,6 +49,8 @@ struct amq_sync {
 	struct stash *head, *tail;
 	size_t nstash;
 	unsigned long dropped; /* subscribed deliveries beyond the stash */
+	char last_close[320];  /* the broker's words when it last closed a
+				  channel or the connection (amq_sync_why) */
 	struct amq_guard guard;
 };
 
@@ -172,7 +174,9 @@ struct amq_sync *amq_sync_open(const struct gb_config *cfg, char *err,
 		amq_guard_arm(&s->guard, s->fd, AMQ_SETUP_LIMIT_S);
 		rc = amq_channel_setup(s->conn, SYNC_CH_MAIN, 1, err,
 				       errlen);
-		if (rc == GB_OK)
+		/* An account without configure permission (a pilot's, a
+		** producer's) may not even redeclare what exists. */
+		if (rc == GB_OK && cfg->amqp_declare)
 			rc = amq_declare_topology(s->conn, SYNC_CH_MAIN, cfg,
 						  err, errlen);
 		if (amq_guard_disarm(&s->guard)) {
@@ -278,6 +282,13 @@ static int other_frame(struct amq_sync *s, const amqp_frame_t *f,
 		return GB_OK;
 	}
 	case AMQP_CHANNEL_CLOSE_METHOD: {
+		const amqp_channel_close_t *m = f->payload.method.decoded;
+		if (m)
+			snprintf(s->last_close, sizeof(s->last_close),
+				 "broker closed the channel: %u %.*s",
+				 (unsigned)m->reply_code,
+				 (int)m->reply_text.len,
+				 (const char *)m->reply_text.bytes);
 		amqp_channel_close_ok_t ok = {0};
 		amqp_send_method(s->conn, f->channel,
 				 AMQP_CHANNEL_CLOSE_OK_METHOD, &ok);
@@ -290,6 +301,13 @@ static int other_frame(struct amq_sync *s, const amqp_frame_t *f,
 		return GB_EAMQP;
 	}
 	case AMQP_CONNECTION_CLOSE_METHOD: {
+		const amqp_connection_close_t *m = f->payload.method.decoded;
+		if (m)
+			snprintf(s->last_close, sizeof(s->last_close),
+				 "broker closed the connection: %u %.*s",
+				 (unsigned)m->reply_code,
+				 (int)m->reply_text.len,
+				 (const char *)m->reply_text.bytes);
 		amqp_connection_close_ok_t ok = {0};
 		amqp_send_method(s->conn, 0, AMQP_CONNECTION_CLOSE_OK_METHOD,
 				 &ok);
@@ -312,8 +330,15 @@ int amq_sync_publish(struct amq_sync *s, const char *exchange,
 		return GB_EINVAL;
 	if (s->dead)
 		return GB_EAMQPGONE;
+	s->last_close[0] = '\0';
+	/* Every message says which account sent it: RabbitMQ refuses a
+	** user_id that is not the connection's user (validated user-id), and
+	** the workers check pilot.match's groups against it. */
+	struct amq_props p = props ? *props : (struct amq_props){0};
+	if (p.user_id == NULL && s->cfg->amqp_user[0])
+		p.user_id = s->cfg->amqp_user;
 	int rc = amq_publish_guarded(s->conn, SYNC_CH_MAIN, &s->guard, s->fd,
-				     exchange, rkey, props, body, len, NULL,
+				     exchange, rkey, &p, body, len, NULL,
 				     NULL);
 	if (rc == GB_EAMQP) {
 		s->dead = 1;
@@ -696,4 +721,11 @@ void amq_sync_close(struct amq_sync *s)
 	}
 	amq_guard_stop(&s->guard);
 	free(s);
+}
+
+const char *amq_sync_why(const struct amq_sync *s, int rc)
+{
+	if (s && s->last_close[0] && (rc == GB_EAMQP || rc == GB_EAMQPGONE))
+		return s->last_close;
+	return gb_strerror(rc);
 }

@@ -218,6 +218,10 @@ int amq_props_export(const struct amq_props *p, long long timestamp,
 		bp->_flags |= AMQP_BASIC_EXPIRATION_FLAG;
 		bp->expiration = cbytes(p->expiration);
 	}
+	if (p->user_id && p->user_id[0]) {
+		bp->_flags |= AMQP_BASIC_USER_ID_FLAG;
+		bp->user_id = cbytes(p->user_id);
+	}
 	if (p->headers == NULL || p->headers[0] == NULL)
 		return GB_OK;
 	size_t n = 0;
@@ -310,7 +314,8 @@ static const char *copy_bytes(struct strcopy *sc, amqp_bytes_t b)
 	X(type, AMQP_BASIC_TYPE_FLAG)                         \
 	X(correlation_id, AMQP_BASIC_CORRELATION_ID_FLAG)     \
 	X(reply_to, AMQP_BASIC_REPLY_TO_FLAG)                 \
-	X(expiration, AMQP_BASIC_EXPIRATION_FLAG)
+	X(expiration, AMQP_BASIC_EXPIRATION_FLAG)             \
+	X(user_id, AMQP_BASIC_USER_ID_FLAG)
 
 int amq_import(const amqp_basic_properties_t *bp, amqp_bytes_t exchange,
 	       amqp_bytes_t routing_key, struct amq_imported *out)

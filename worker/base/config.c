@@ -109,6 +109,10 @@ const struct cfg_key cfg_keys[] = {
 	      "1: connect to RabbitMQ over TLS (AMQPS; port keeps its value, "
 	      "AMQPS is usually 5671)"),
 	K_TLS_FILES("amqp", amqp, "broker"),
+	K_INT("amqp", "declare", amqp_declare, 0, 1, "1", 0,
+	      "1: the CLI declares the exchanges and queues when it connects; "
+	      "0: it does not (an account without configure permission, such "
+	      "as a pilot's or a producer's)"),
 
 	K_STR("database", "host", db_host, "127.0.0.1", 0,
 	      "MariaDB host name or address"),
@@ -187,6 +191,12 @@ const struct cfg_key cfg_keys[] = {
 	      "1209600", 1, "seconds of running-job history kept"),
 	K_INT("dirac", "cleanup_age", cleanup_age, 0, 86400, "300", 1,
 	      "seconds an empty task queue is kept before it is deleted"),
+	K_ENUM("dirac", "owner_check", owner_check, "auto|on|off", "auto", 1,
+	       "check a pilot.match's ownerGroup/ownerDN against the "
+	       "pilot_grants rows of the account in its AMQP user_id: on, "
+	       "off, or auto (on once pilot_grants has a row)"),
+	K_INT("dirac", "owner_check_refresh", owner_check_refresh, 1, 3600,
+	      "10", 1, "seconds between reloads of pilot_grants"),
 	K_INT("dirac", "removal_log_keep", removal_log_keep, 60, 604800,
 	      "3600", 1, "seconds the log of jobs that left their task queues "
 	      "is kept for the workers' indexes"),

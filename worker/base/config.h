@@ -67,6 +67,7 @@ struct gb_config {
 	char amqp_tls_cert_file[PATH_MAX];
 	char amqp_tls_key_file[PATH_MAX]; /* path or cred:NAME */
 	int amqp_tls_verify;     /* 1: check the chain and the host name */
+	int amqp_declare;        /* 1: the CLI declares the topology */
 	/* [database] */
 	char db_host[CFG_STR];
 	int db_port;
@@ -105,6 +106,8 @@ struct gb_config {
 	int history_keep;          /* s, history kept */
 	int cleanup_age;           /* s, empty task queues kept */
 	int removal_log_keep;      /* s, tq_removed rows kept */
+	char owner_check[8];       /* "auto", "on" or "off" (pilot_grants) */
+	int owner_check_refresh;   /* s between pilot_grants reloads */
 	/* [panda] */
 	int timeout_interval;      /* s between timeout scans */
 	int timeout_batch;         /* due jobs per scan transaction */

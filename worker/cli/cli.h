@@ -58,7 +58,7 @@ extern const struct cli_cmd_entry cli_cmd_db;      /* db migrate|status */
 extern const struct cli_cmd_entry cli_cmd_grid;    /* grid load */
 extern const struct cli_cmd_entry cli_cmd_job;     /* job submit|status */
 extern const struct cli_cmd_entry cli_cmd_tq;      /* tq submit|list */
-extern const struct cli_cmd_entry cli_cmd_pilot;   /* pilot match */
+extern const struct cli_cmd_entry cli_cmd_pilot;   /* pilot match|grant|revoke|grants */
 extern const struct cli_cmd_entry cli_cmd_task;    /* task submit */
 extern const struct cli_cmd_entry cli_cmd_events;  /* events */
 extern const struct cli_cmd_entry cli_cmd_publish; /* publish */

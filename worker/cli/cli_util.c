@@ -158,7 +158,7 @@ static int submit_one(struct amq_sync *s, json_t *obj, const char *path,
 			printf("submitted %s (message %s)\n", subj.sent, msgid);
 		else
 			fprintf(stderr, "gridbroker: submit %s: %s\n",
-				subj.what, gb_strerror(rc));
+				subj.what, amq_sync_why(s, rc));
 	}
 	msgpack_sbuffer_destroy(&sb);
 	arena_free(&a);

@@ -148,7 +148,7 @@ static int publish_status(struct cli *cli, struct amq_sync *s, int enc,
 		       msgid);
 	else
 		fprintf(stderr, "gridbroker: job status %lld: %s\n", job_id,
-			gb_strerror(rc));
+			amq_sync_why(s, rc));
 	if (s)
 		amq_sync_close(s);
 	msgpack_sbuffer_destroy(sb);

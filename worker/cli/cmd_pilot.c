@@ -2,7 +2,9 @@
 ** cmd_pilot.c — `gridbroker pilot match`: ask for a job as a pilot would,
 ** through the pilot.match RPC, and print the matched job or why none
 ** (TQ-10's per-filter counts). The pilots come from a file or from the
-** command line.
+** command line. `pilot grant|revoke|grants`: the table pilot_grants,
+** which RabbitMQ accounts may send pilots of which groups and owners
+** (store_grants.h; the workers check it, [dirac] owner_check).
 **
 ** Parsing is explain/dirac_json.c's, the wire format codec_tq.c's; this
 ** file only wires them to files, the broker and stdout.
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/arena.h"
 #include "cli/cli.h"
@@ -17,6 +20,7 @@
 #include "codec/codec_tq.h"
 #include "explain/dirac_json.h"
 #include "gb_error.h"
+#include "store/store_grants.h"
 
 #define CLI_ARENA (256u << 20)
 #define CLI_RPC_TIMEOUT_MS 10000
@@ -78,7 +82,7 @@ static int match_one(struct amq_sync *s, const struct cdt_pilot *given,
 	msgpack_sbuffer_destroy(&sb);
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: pilot %s: %s%s\n", p->pilot_id,
-			gb_strerror(rc),
+			amq_sync_why(s, rc),
 			rc == GB_ETIMEOUT ? " (is a worker running?)" : "");
 		return 1;
 	}
@@ -244,9 +248,122 @@ static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 	return bad;
 }
 
+/* ---- pilot grants: which accounts may claim which groups ---------------- */
+
+/*
+** `pilot grant ACCOUNT GROUP [DN]`: ACCOUNT (a RabbitMQ user) may send
+** pilots of GROUP ('*': any group, and generic pilots) for owner DN
+** ('*', the default: any owner). The workers read pilot_grants every
+** [dirac] owner_check_refresh seconds (store_grants.h).
+*/
+static int cmd_pilot_grant(struct cli *cli, int argc, char **argv)
+{
+	const char *w[3] = {NULL, NULL, NULL};
+	const struct cli_opt none[] = {CLI_OPT_END};
+	int nw = cli_parse_opts(argc, argv, none, w, 3, 0);
+	if (nw < 0)
+		return -nw;
+	if (nw < 2)
+		return 2;
+	struct st_db *db = cli_open_db(cli);
+	if (db == NULL)
+		return 1;
+	int added = 0;
+	int rc = st_grant_add(db, w[0], w[1], w[2], (long long)time(NULL),
+			      &added);
+	if (rc != GB_OK)
+		fprintf(stderr, "gridbroker: pilot grant: %s\n", st_error(db));
+	else
+		printf("%s %s claim group %s, owner %s\n", w[0],
+		       added ? "may now" : "already may", w[1], w[2] ? w[2] : "*");
+	st_close(db);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* `pilot revoke ACCOUNT [GROUP [DN]]`: the row, the group's rows, or
+** every row of the account. */
+static int cmd_pilot_revoke(struct cli *cli, int argc, char **argv)
+{
+	const char *w[3] = {NULL, NULL, NULL};
+	const struct cli_opt none[] = {CLI_OPT_END};
+	int nw = cli_parse_opts(argc, argv, none, w, 3, 0);
+	if (nw < 0)
+		return -nw;
+	if (nw < 1)
+		return 2;
+	struct st_db *db = cli_open_db(cli);
+	if (db == NULL)
+		return 1;
+	long long removed = 0;
+	int rc = st_grant_remove(db, w[0], w[1], w[2], &removed);
+	if (rc != GB_OK)
+		fprintf(stderr, "gridbroker: pilot revoke: %s\n", st_error(db));
+	else
+		printf("%lld grant%s of %s revoked\n", removed,
+		       removed == 1 ? "" : "s", w[0]);
+	st_close(db);
+	return rc == GB_OK ? 0 : 1;
+}
+
+/* `pilot grants [ACCOUNT] [--json]`: the rows, by account. */
+static int cmd_pilot_grants(struct cli *cli, int argc, char **argv)
+{
+	int as_json = 0;
+	const char *w[1] = {NULL};
+	const struct cli_opt opts[] = {
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(argc, argv, opts, w, 1, 0);
+	if (nw < 0)
+		return -nw;
+	struct st_db *db = cli_open_db(cli);
+	if (db == NULL)
+		return 1;
+	struct arena a;
+	arena_init(&a, CLI_ARENA);
+	struct st_grants g;
+	int rc = st_grants_load(db, &a, &g);
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: pilot grants: %s\n", st_error(db));
+	} else if (as_json) {
+		json_t *arr = json_array();
+		for (size_t i = 0; arr && i < g.n; i++) {
+			const struct st_grant *r = &g.v[i];
+			if (w[0] && strcmp(w[0], r->account) != 0)
+				continue;
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s, s:s, s:I}", "account",
+					       r->account, "ownerGroup",
+					       r->owner_group, "ownerDN",
+					       r->owner_dn, "grantedAt",
+					       (json_int_t)r->granted_at));
+		}
+		cli_print_json(arr, JSON_INDENT(2), "[]");
+	} else {
+		size_t shown = 0;
+		printf("%-24s %-20s %s\n", "ACCOUNT", "GROUP", "OWNER DN");
+		for (size_t i = 0; i < g.n; i++) {
+			const struct st_grant *r = &g.v[i];
+			if (w[0] && strcmp(w[0], r->account) != 0)
+				continue;
+			printf("%-24s %-20s %s\n", r->account, r->owner_group,
+			       r->owner_dn);
+			shown++;
+		}
+		printf("%zu grant%s\n", shown, shown == 1 ? "" : "s");
+	}
+	arena_free(&a);
+	st_close(db);
+	return rc == GB_OK ? 0 : 1;
+}
+
 /* clang-format off */
 static const struct cli_cmd_entry pilot_cmds[] = {
 	{"match", "FILE.json | --setup X --cpu-time N [--site S] [--platform P] [--grid-ce C] [--pilot-type T] [--job-type J] [--tag T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn, with lists, ANY, tags, requiredTags and bans as pilot.match takes them", 1, cmd_pilot_match, NULL},
+	{"grant", "ACCOUNT GROUP [DN]", "let RabbitMQ user ACCOUNT send pilots of GROUP (* for any group and generic pilots) for owner DN (default *: any owner); checked by the workers when [dirac] owner_check is on, or auto and any grant exists", 1, cmd_pilot_grant, NULL},
+	{"revoke", "ACCOUNT [GROUP [DN]]", "take back one grant, every grant of ACCOUNT for GROUP, or every grant of ACCOUNT", 1, cmd_pilot_revoke, NULL},
+	{"grants", "[ACCOUNT] [--json]", "list the pilot grants (table pilot_grants), of one account or all", 1, cmd_pilot_grants, NULL},
 	{NULL, NULL, NULL, 0, NULL, NULL},
 };
 /* clang-format on */

@@ -60,7 +60,7 @@ static int submit_chunk(struct amq_sync *s, const struct cdt_job *jobs,
 		(*messages)++;
 	} else {
 		fprintf(stderr, "gridbroker: submit jobs %lld..%lld: %s\n",
-			jobs[0].job_id, jobs[n - 1].job_id, gb_strerror(rc));
+			jobs[0].job_id, jobs[n - 1].job_id, amq_sync_why(s, rc));
 	}
 	msgpack_sbuffer_destroy(&sb);
 	return rc == GB_OK ? 0 : 1;

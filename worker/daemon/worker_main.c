@@ -35,7 +35,7 @@
 #include "pipeline/retention.h"
 #include "store/store.h"
 
-#define GB_SCHEMA_REQUIRED 10 /* migrations this binary needs */
+#define GB_SCHEMA_REQUIRED 11 /* migrations this binary needs */
 #define TICK_MS 250
 #define DRAIN_TIMEOUT_S 30
 

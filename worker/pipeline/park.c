@@ -46,7 +46,8 @@ struct amq_delivery *wk_delivery_copy(const struct amq_delivery *d)
 		      slen(d->exchange) + slen(d->routing_key) +
 		      slen(p->message_id) + slen(p->type) +
 		      slen(p->content_type) + slen(p->correlation_id) +
-		      slen(p->reply_to) + slen(p->expiration) + 1;
+		      slen(p->reply_to) + slen(p->expiration) +
+		      slen(p->user_id) + 1;
 	struct amq_delivery *k = malloc(need);
 	if (k == NULL)
 		return NULL;
@@ -64,6 +65,9 @@ struct amq_delivery *wk_delivery_copy(const struct amq_delivery *d)
 	k->props.correlation_id = put(&at, p->correlation_id);
 	k->props.reply_to = put(&at, p->reply_to);
 	k->props.expiration = put(&at, p->expiration);
+	/* A parked pilot.match is checked against its account when it is
+	** replayed ([dirac] owner_check): the account must come along. */
+	k->props.user_id = put(&at, p->user_id);
 	k->props.headers = NULL; /* no handler reads request headers */
 	return k;
 }

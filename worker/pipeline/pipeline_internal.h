@@ -31,6 +31,7 @@
 #include "pipeline/pipeline.h"
 #include "pipeline/tqsync.h"
 #include "priority.h"
+#include "store/store_grants.h"
 
 #define WK_DB_RETRIES 3    /* deadlock / lock-wait retries of one request */
 #define WK_RETRY_BATCH 20  /* pending requests retried per scan */
@@ -148,6 +149,14 @@ struct wk_route {
 	** (pilot.match joins the group commit, route_match.c). */
 	void (*enqueue)(struct wk_worker *w, const struct amq_delivery *d,
 			void *req);
+	/* Optional, right after the decode, before enqueue or prepare: may
+	** the sender ask this (route_match.c: the pilot's groups against
+	** its account)? 1 admits it; 0 refuses it for good (dead-lettered
+	** with `field` and `problem`); a negative error hands it back. Not
+	** called for a group route (none has one). */
+	int (*admit)(struct wk_worker *w, const struct amq_delivery *d,
+		     const void *req, const char **field, char *problem,
+		     size_t n);
 	/* Optional, before the transaction (a configuration to load): 0, or
 	** an error that hands the request back. */
 	int (*prepare)(struct wk_worker *w, void *req);
@@ -280,6 +289,12 @@ struct wk_tq {
 	long long *seg;
 	size_t nseg;
 	double cfg_at;            /* monotonic s of the last load, 0 never */
+	/* pilot_grants (store_grants.h): what each account may claim as a
+	** pilot's ownerGroup/ownerDN, reloaded every owner_check_refresh s
+	** ([dirac] owner_check; route_match.c) */
+	struct arena grants_arena;
+	struct st_grants grants;
+	double grants_at;         /* monotonic s of the last load, 0 never */
 	/* the batch */
 	struct arena batch_arena;
 	struct wk_match_req *req;

@@ -31,6 +31,14 @@
 **      after the replies, so that under load the refreshes fall between
 **      batches and no pilot of this batch waits for one.
 **
+** Who may ask: before a pilot joins the batch, the admit hook checks the
+** groups and owners it claims (ownerGroup, ownerDN; TQ-04) against the
+** grants of the account in its AMQP user_id, which RabbitMQ validated
+** (store_grants.h; [dirac] owner_check). A pilot its account may not
+** send is dead-lettered by the runner with the reason, unmatched and
+** unanswered. The grants are kept in memory and reloaded every
+** owner_check_refresh seconds, so the check adds no SQL per pilot.
+**
 ** Nothing is lost or done twice: before the commit nothing is written and
 ** the deliveries are redelivered; after it a redelivered request finds its
 ** recorded decision (pilot_matches.request_id is UNIQUE) and the pilot
@@ -51,6 +59,7 @@
 #include "pipeline/dump.h"
 #include "pipeline/pipeline_internal.h"
 #include "report/record.h"
+#include "store/store_grants.h"
 #include "store/store_tq.h"
 
 #define WK_MATCH_ROUNDS 3     /* picks per pilot before "claim_conflict" */
@@ -127,6 +136,72 @@ static void match_fini(struct wk_worker *w)
 	free(t->weights);
 	t->weights = NULL;
 	arena_free(&t->batch_arena);
+	arena_free(&t->grants_arena);
+	memset(&t->grants, 0, sizeof(t->grants));
+	t->grants_at = 0;
+}
+
+/* ---- who may claim which groups ([dirac] owner_check) ------------------- */
+
+#define WK_GRANTS_BYTES (64u << 20) /* cap of the pilot_grants copy */
+
+/* pilot_grants as of at most owner_check_refresh seconds ago. A failed
+** reload keeps the rows of the last one (logged); a failed first load
+** is the error. */
+static int grants_fresh(struct wk_worker *w)
+{
+	struct wk_tq *t = w->tq;
+	double now = clk_mono();
+	if (t->grants_at > 0 && now - t->grants_at < w->cfg->owner_check_refresh)
+		return GB_OK;
+	struct arena fresh;
+	arena_init(&fresh, WK_GRANTS_BYTES);
+	struct st_grants g;
+	int rc = st_grants_load(w->db, &fresh, &g);
+	if (rc != GB_OK) {
+		arena_free(&fresh);
+		if (t->grants_at == 0)
+			return rc;
+		log_warn("pilot_grants: reload failed, checking pilots against "
+			 "the rows read %.0f s ago: %s",
+			 now - t->grants_at, st_error(w->db));
+		t->grants_at = now; /* try again after the period */
+		return GB_OK;
+	}
+	if (t->grants_at == 0 || g.n != t->grants.n)
+		log_info("pilot_grants: %zu grant(s) loaded; owner_check %s",
+			 g.n, w->cfg->owner_check);
+	arena_free(&t->grants_arena);
+	t->grants_arena = fresh;
+	t->grants = g;
+	t->grants_at = now;
+	return GB_OK;
+}
+
+/*
+** The admit hook: may the account that published this pilot (the AMQP
+** user_id, which RabbitMQ checked against the connection's user) claim
+** the groups and owners it gives? With owner_check off, or auto and no
+** grant at all, every pilot is admitted as before; otherwise a pilot
+** without user_id, or claiming what its account was not granted, is
+** dead-lettered with the reason (store_grants.h: st_grants_check).
+*/
+static int admit(struct wk_worker *w, const struct amq_delivery *d,
+		 const void *req, const char **field, char *problem, size_t n)
+{
+	const char *mode = w->cfg->owner_check;
+	if (strcmp(mode, "off") == 0)
+		return 1;
+	int rc = grants_fresh(w);
+	if (rc != GB_OK)
+		return rc < 0 ? rc : GB_EDB;
+	struct wk_tq *t = w->tq;
+	if (strcmp(mode, "auto") == 0 && t->grants.n == 0)
+		return 1;
+	const struct cdt_pilot *p = req;
+	return st_grants_check(&t->grants, d->props.user_id, p->d.groups.v,
+			       p->d.groups.n, p->d.owners.v, p->d.owners.n,
+			       field, problem, n);
 }
 
 
@@ -864,6 +939,7 @@ const struct wk_route wk_route_match = {
 	.key = "pilot.match",
 	.size = sizeof(struct cdt_pilot),
 	.decode = decode,
+	.admit = admit,
 	.enqueue = enqueue,
 	.init = match_init,
 	.fini = match_fini,

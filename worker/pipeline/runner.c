@@ -769,6 +769,21 @@ static void run_request(struct wk_worker *w, const struct wk_route *rt,
 			       err.problem[0] ? err.problem : gb_strerror(rc));
 		return;
 	}
+	if (rt->admit) {
+		const char *field = NULL;
+		char problem[400] = "";
+		int ok = rt->admit(w, d, req, &field, problem,
+				   sizeof(problem));
+		if (ok == 0) {
+			wk_dead_letter(w, d, field ? field : "body", problem);
+			return;
+		}
+		if (ok < 0) {
+			wk_db_failed(w, ok, rt->key);
+			wk_requeue(w, d);
+			return;
+		}
+	}
 	if (rt->enqueue) {
 		rt->enqueue(w, d, req);
 		return;

@@ -270,6 +270,7 @@ static void test_export_sets_what_is_given(void **state)
 		.correlation_id = "c-9",
 		.reply_to = "amq.rabbitmq.reply-to",
 		.expiration = "30000",
+		.user_id = "gridbroker-pilot",
 		.persistent = 1,
 		.headers = hdr,
 	};
@@ -284,6 +285,9 @@ static void test_export_sets_what_is_given(void **state)
 	assert_true(bytes_are(bp.reply_to, "amq.rabbitmq.reply-to"));
 	assert_true(has_flag(&bp, AMQP_BASIC_EXPIRATION_FLAG));
 	assert_true(bytes_are(bp.expiration, "30000"));
+	/* user_id: the account RabbitMQ validates (pilot grants) */
+	assert_true(has_flag(&bp, AMQP_BASIC_USER_ID_FLAG));
+	assert_true(bytes_are(bp.user_id, "gridbroker-pilot"));
 	assert_true(bytes_are(bp.app_id, "gridbroker"));
 	assert_int_equal(bp.delivery_mode, 2);
 	assert_int_equal(bp.timestamp, 1700000000);
@@ -299,6 +303,10 @@ static void test_export_sets_what_is_given(void **state)
 	assert_int_equal(bp._flags, AMQP_BASIC_DELIVERY_MODE_FLAG |
 					    AMQP_BASIC_APP_ID_FLAG);
 	assert_int_equal(bp.delivery_mode, 1);
+	/* "" sends no user_id (gridbroker publish --no-user-id) */
+	none.user_id = "";
+	assert_int_equal(amq_props_export(&none, 0, &bp, ents, 4), GB_OK);
+	assert_false(has_flag(&bp, AMQP_BASIC_USER_ID_FLAG));
 }
 
 static void test_export_rejects_bad_headers(void **state)
@@ -419,6 +427,7 @@ static void test_export_import_round_trip(void **state)
 		.correlation_id = "c",
 		.reply_to = "r",
 		.expiration = "1500",
+		.user_id = "u",
 		.persistent = 1,
 		.headers = hdr,
 	};
@@ -436,6 +445,7 @@ static void test_export_import_round_trip(void **state)
 	assert_string_equal(im.props.correlation_id, p.correlation_id);
 	assert_string_equal(im.props.reply_to, p.reply_to);
 	assert_string_equal(im.props.expiration, p.expiration);
+	assert_string_equal(im.props.user_id, p.user_id);
 	assert_int_equal(im.props.persistent, 1);
 	for (int i = 0; i < 4; i++)
 		assert_string_equal(im.props.headers[i], hdr[i]);

@@ -227,6 +227,7 @@ static const struct {
 	{ "amqp.tls_cert_file", "", 0 },
 	{ "amqp.tls_key_file", "", 0 },
 	{ "amqp.tls_verify", "1", 0 },
+	{ "amqp.declare", "1", 0 },
 	{ "database.host", "127.0.0.1", 0 },
 	{ "database.port", "3306", 0 },
 	{ "database.socket", "", 0 },
@@ -261,6 +262,8 @@ static const struct {
 	{ "dirac.history_interval", "900", 1 },
 	{ "dirac.history_keep", "1209600", 1 },
 	{ "dirac.cleanup_age", "300", 1 },
+	{ "dirac.owner_check", "auto", 1 },
+	{ "dirac.owner_check_refresh", "10", 1 },
 	{ "dirac.removal_log_keep", "3600", 1 },
 	{ "panda.timeout_interval", "60", 1 },
 	{ "panda.timeout_batch", "500", 1 },
@@ -370,7 +373,7 @@ static void test_full_file_roundtrip(void **state)
 		 "queue_type = classic\ndelivery_limit = 1000\n"
 		 "reconnect_max = 3600\n"
 		 "tls = 1\ntls_ca_file = %s\ntls_cert_file = %s\n"
-		 "tls_key_file = %s\ntls_verify = 0\n"
+		 "tls_key_file = %s\ntls_verify = 0\ndeclare = 0\n"
 		 "[database]\nhost = db1.example.org\nport = 3307\n"
 		 "socket = %s/mysqld.sock\nname = gb_test\nuser = gb_user\n"
 		 "password_file = %s\n"
@@ -391,6 +394,7 @@ static void test_full_file_roundtrip(void **state)
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
 		 "cleanup_age = 0\nremoval_log_keep = 604800\n"
+		 "owner_check = on\nowner_check_refresh = 3600\n"
 		 "[panda]\ntimeout_interval = 1\ntimeout_batch = 10000\n"
 		 "exempt_recheck = 60\nfast_rebro_interval = 0\n",
 		 amqp_pw, ca, crt, key, tdir, db_pw, dca, dcrt, dkey, tdir);
@@ -422,6 +426,7 @@ static void test_full_file_roundtrip(void **state)
 		{ "amqp.tls_cert_file", crt },
 		{ "amqp.tls_key_file", key },
 		{ "amqp.tls_verify", "0" },
+		{ "amqp.declare", "0" },
 		{ "database.host", "db1.example.org" },
 		{ "database.port", "3307" },
 		{ "database.socket", want_sock },
@@ -457,6 +462,8 @@ static void test_full_file_roundtrip(void **state)
 		{ "dirac.history_keep", "3600" },
 		{ "dirac.cleanup_age", "0" },
 		{ "dirac.removal_log_keep", "604800" },
+		{ "dirac.owner_check", "on" },
+		{ "dirac.owner_check_refresh", "3600" },
 		{ "panda.timeout_interval", "1" },
 		{ "panda.timeout_batch", "10000" },
 		{ "panda.exempt_recheck", "60" },
@@ -1035,8 +1042,8 @@ static void test_print_hides_secrets(void **state)
 	assert_contains(out, want);
 
 	/* Every key, in its section, with a help comment above it. */
-	int seen[64] = { 0 };
-	static char notes[64][NOTE_MAX];
+	int seen[128] = { 0 };
+	static char notes[128][NOTE_MAX];
 	assert_true(nkeys() <= 64);
 	assert_int_equal(scan_ini(out, seen, notes), nkeys());
 	for (size_t i = 0; i < nkeys(); i++) {
@@ -1093,8 +1100,8 @@ static void test_sample_config_loads(void **state)
 	size_t n = fread(text, 1, sizeof(text) - 1, f);
 	fclose(f);
 	text[n] = '\0';
-	int seen[64] = { 0 };
-	static char notes[64][NOTE_MAX];
+	int seen[128] = { 0 };
+	static char notes[128][NOTE_MAX];
 	assert_int_equal(scan_ini(text, seen, notes), nkeys());
 	for (size_t i = 0; i < nkeys(); i++) {
 		if (strstr(notes[i], "Default") == NULL)
