@@ -159,8 +159,10 @@ struct wk_route {
 	** as transient). */
 	int (*refuse)(const struct wk_txn *t, const void *req, int rc,
 		      const char **field, char *problem, size_t n);
-	/* An already-decided request: 1 republishes its unsent events (a
-	** decision's), 0 acks it (an update that has no event). */
+	/* An already-decided request: 1 publishes its unsent events (a
+	** decision's) that are not another live worker's to publish (see
+	** runner.c, already_decided), 0 acks it (an update that has no
+	** event). */
 	int republish;
 	/* 1: decided in a group commit with the other such requests
 	** received meanwhile ([worker] broker_batch), each request between
