@@ -10,7 +10,7 @@
 # task.pending event per task request and one jobs.* event per job
 # request, each with its own decisionId. Before the fix (such a copy
 # claimed the rows "at once, whatever the lease") this test counted
-# nearly twice as many events.
+# nearly twice as many events. Then pilots ask twice (see below).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -94,4 +94,63 @@ round() {
 
 round tasks task $((B * 1000)) $((B * 1000 + N - 1)) task.assigned task.pending
 round jobs job $((B * 1000 + 200)) $((B * 1000 + 200 + N - 1)) jobs.assigned jobs.pending
-echo "2 passed, 0 failed"
+
+# Pilots that ask again (pilot.match.md: a pilot that sends its request
+# again with the same message id gets the recorded decision). NP pilots
+# each ask twice with one message id, from two connections (two reply
+# addresses), while one worker is stopped, so both copies of each wait in
+# the worker's prefetch and land in one batch. Both copies must get the
+# same answer, one decision each, and its event once. Before the copies
+# with another reply address were kept aside, the second was acked
+# without a reply and its pilot timed out.
+NP=20
+stop_all
+start_worker p1
+setup="IT-Retry-$B" site=LCG.IT-RETRY.org
+{
+	echo '{"jobs": ['
+	for i in $(seq 1 $((NP / 2))); do
+		[ "$i" -gt 1 ] && echo ,
+		printf '{"jobID": %s, "ownerDN": "/DC=org/CN=it-retry-%s", "ownerGroup": "it_retry_%s", "setup": "%s", "cpuTime": 3600, "userPriority": 1, "sites": ["%s"]}' \
+			$((B * 100 + i)) "$B" "$B" "$setup" "$site"
+	done
+	echo ']}'
+} >"$T/dirac.json"
+"$GB" -c "$GB_CONFIG" tq submit "$T/dirac.json" >/dev/null || fail "tq submit"
+waiting="select count(*) from tq_jobs where job_id between $((B * 100 + 1)) and $((B * 100 + NP / 2))"
+wait_until 30 "[ \"\$(sql \"$waiting\")\" = $((NP / 2)) ]" || fail "$(sql "$waiting") of $((NP / 2)) DIRAC jobs waiting"
+sleep 0.5 # an index refresh or two
+subscribe pm 0 600 pilot.matched pilot.nomatch
+kill -STOP "${PID[p1]}"
+pids=()
+for i in $(seq 1 $NP); do
+	for c in a b; do
+		"$GB" -c "$GB_CONFIG" pilot match --site "$site" --setup "$setup" --cpu-time 3000000 \
+			--message-id "it-retry-$B-pilot-$i" --timeout-ms 30000 --json >"$T/pm-$i-$c.json" 2>&1 &
+		pids+=($!)
+	done
+done
+held() { "$GB_SRC/scripts/services" rabbitmqctl list_queues -q -p gridbroker name messages 2>/dev/null |
+	awk '$1 == "gridbroker.pilot.match" { print $2 }'; }
+wait_until 30 "[ \"\$(held)\" = $((2 * NP)) ]" || { kill -CONT "${PID[p1]}"; fail "$(held) of $((2 * NP)) pilot requests queued"; }
+kill -CONT "${PID[p1]}"
+bad=0
+for pid in "${pids[@]}"; do wait "$pid" || bad=$((bad + 1)); done
+[ "$bad" = 0 ] || fail "$bad of $((2 * NP)) pilot requests got no reply: $(cat "$T"/pm-*.json | grep -v decision | head -3)"
+for i in $(seq 1 $NP); do
+	da=$(grep -o '"decision":[0-9]*' "$T/pm-$i-a.json") || fail "pilot $i: no decision in $(cat "$T/pm-$i-a.json")"
+	db=$(grep -o '"decision":[0-9]*' "$T/pm-$i-b.json") || fail "pilot $i: no decision in $(cat "$T/pm-$i-b.json")"
+	[ "$da" = "$db" ] || fail "pilot $i asked twice, answered $da and $db"
+done
+copies=$(grep -c 'twice in one batch, with another reply address' "$T/p1.log" || true)
+recorded="select count(*) from pilot_matches where request_id like 'it-retry-$B-pilot-%'"
+[ "$(sql "$recorded")" = $NP ] || fail "$(sql "$recorded") pilot decisions recorded, want $NP"
+wait_until 10 "[ \"\$(grep -o '\"requestID\":\"it-retry-$B-pilot-[0-9]*\"' '$T/pm.events' | wc -l)\" -ge $NP ]" ||
+	fail "pilot events: $(grep -o "\"requestID\":\"it-retry-$B-pilot-" "$T/pm.events" | wc -l) items of $NP"
+sleep 1
+kill "${SUB[pm]}" 2>/dev/null || true
+wait "${SUB[pm]}" 2>/dev/null || true
+items=$(grep -o "\"requestID\":\"it-retry-$B-pilot-[0-9]*\"" "$T/pm.events" | wc -l)
+log "pilots: $NP asked twice ($copies pair(s) in one batch): $((2 * NP)) replies, same decision per pair, $NP decisions, $items event items"
+[ "$items" = $NP ] || fail "$items pilot event items for $NP pilots asking twice (want $NP)"
+echo "3 passed, 0 failed"

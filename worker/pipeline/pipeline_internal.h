@@ -272,6 +272,15 @@ struct wk_match_req {
 
 struct wk_reply_wait;
 
+/* A second copy of a batch's pilot.match (same message id) that wants
+** its reply elsewhere: answered from the recorded decision once the
+** batch commits (route_match.c). Strings live in the batch arena. */
+struct wk_match_copy {
+	uint64_t gen, tag;
+	char *msgid, *reply_to, *corr_id;
+	double t0; /* clk_mono() at delivery (metrics) */
+};
+
 struct wk_tq {
 	struct tqi_index *idx;
 	struct wk_tqs_state sync;
@@ -286,6 +295,8 @@ struct wk_tq {
 	struct arena batch_arena;
 	struct wk_match_req *req;
 	size_t nreq, cap;
+	struct wk_match_copy *copy; /* at most cap */
+	size_t ncopy;
 	double *weights;
 	size_t nweights;
 	/* the jobs the batch's transaction took out of tq_jobs, with their
