@@ -167,10 +167,11 @@ struct cli_submit {
 		      char *err, size_t errlen);
 };
 
-/* Run a submit command: argv holds FILE.json, whose objects are sent
-** over one AMQP connection, each with a line "submitted ..." or the
-** error. Returns the exit status: 0, 1 when any object failed, 2 for a
-** usage error. */
+/* Run a submit command: argv holds FILE.json [--repeat N], whose objects
+** are sent over one AMQP connection, each with a line "submitted ..." or
+** the error; with --repeat each is published N times (1..100) back to
+** back with the same message id, as a producer's retries. Returns the
+** exit status: 0, 1 when any object failed, 2 for a usage error. */
 int cli_submit_file(struct cli *cli, int argc, char **argv,
 		    const struct cli_submit *how);
 

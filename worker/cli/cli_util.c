@@ -135,10 +135,13 @@ int cli_opt_long(const char *word, void *dst)
 	return 0;
 }
 
-/* One object of a submitted file: parsed, encoded, published, and the
-** outcome printed. Returns 0 or 1. */
+#define CLI_REPEAT_MAX 100 /* copies of one request `--repeat` sends */
+
+/* One object of a submitted file: parsed, encoded, published `repeat`
+** times (the same bytes and message id, back to back), and the outcome
+** printed. Returns 0 or 1. */
 static int submit_one(struct amq_sync *s, json_t *obj, const char *path,
-		      const struct cli_submit *how)
+		      const struct cli_submit *how, long repeat)
 {
 	char err[512] = "";
 	struct arena a;
@@ -152,9 +155,15 @@ static int submit_one(struct amq_sync *s, json_t *obj, const char *path,
 	} else {
 		char msgid[128];
 		cli_message_id(msgid, sizeof(msgid), how->kind, subj.id);
-		if (rc == GB_OK)
+		/* Copies after the first are a producer's retries: one that
+		** is unsure whether a request arrived sends it again with the
+		** same message id (the message documents invite it). */
+		for (long k = 0; rc == GB_OK && k < repeat; k++)
 			rc = cli_publish(s, how->type, msgid, sb.data, sb.size);
-		if (rc == GB_OK)
+		if (rc == GB_OK && repeat > 1)
+			printf("submitted %s (message %s, %ld times)\n",
+			       subj.sent, msgid, repeat);
+		else if (rc == GB_OK)
 			printf("submitted %s (message %s)\n", subj.sent, msgid);
 		else
 			fprintf(stderr, "gridbroker: submit %s: %s\n",
@@ -168,10 +177,22 @@ static int submit_one(struct amq_sync *s, json_t *obj, const char *path,
 int cli_submit_file(struct cli *cli, int argc, char **argv,
 		    const struct cli_submit *how)
 {
-	int status;
-	json_t *root = cli_read_json_arg(argc, argv, &status);
+	long repeat = 1;
+	const char *file = NULL;
+	const struct cli_opt opts[] = {
+		CLI_READ("--repeat", NULL, cli_opt_long, &repeat),
+		CLI_OPT_END,
+	};
+	if (cli_parse_opts(argc, argv, opts, &file, 1, 0) != 1)
+		return 2;
+	if (repeat < 1 || repeat > CLI_REPEAT_MAX) {
+		fprintf(stderr, "gridbroker: --repeat: 1..%d\n",
+			CLI_REPEAT_MAX);
+		return 2;
+	}
+	json_t *root = cli_read_json(file);
 	if (root == NULL)
-		return status;
+		return 1;
 	json_t *list = how->pick(root);
 	struct amq_sync *s = cli_open_amqp(cli);
 	int bad = 0;
@@ -181,11 +202,11 @@ int cli_submit_file(struct cli *cli, int argc, char **argv,
 		for (size_t i = 0; i < json_array_size(list); i++) {
 			char path[64];
 			snprintf(path, sizeof(path), "%s[%zu]", how->many, i);
-			bad |= submit_one(s, json_array_get(list, i), path,
-					  how);
+			bad |= submit_one(s, json_array_get(list, i), path, how,
+					  repeat);
 		}
 	} else {
-		bad = submit_one(s, list, how->one, how);
+		bad = submit_one(s, list, how->one, how, repeat);
 	}
 	if (s)
 		amq_sync_close(s);

@@ -248,7 +248,7 @@ static int cmd_job_status(struct cli *cli, int argc, char **argv)
 
 /* clang-format off */
 static const struct cli_cmd_entry job_cmds[] = {
-	{"submit", "FILE.json", "publish job.broker requests for a job request object (a task and its jobs), an array of them, or a job scenario's task", 1, cmd_job_submit, NULL},
+	{"submit", "FILE.json [--repeat N]", "publish job.broker requests for a job request object (a task and its jobs), an array of them, or a job scenario's task; --repeat sends each N times with the same message id (a producer's retries)", 1, cmd_job_submit, NULL},
 	{"status", "JOBID STATUS [--site S] [--time T] | --panda JOBID STATUS [--sub-status S] [--time T]", "publish job.status for a DIRAC job (waiting, matched, running, stalled, completing, done, failed, killed, deleted), or with --panda for a PanDA job (defined .. cancelled, started, heartbeat); T is unix seconds or RFC 3339, default now (the worker clock's, with its test offset, for --panda)", 1, cmd_job_status, NULL},
 	{NULL, NULL, NULL, 0, NULL, NULL},
 };

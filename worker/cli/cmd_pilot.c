@@ -56,11 +56,20 @@ static void print_reply(const struct cdt_pilot *p, const struct cdt_match *m)
 	printf("\n");
 }
 
+/* Ask for pilot `given` (the idx-th of n); its message id is `id` (with
+** "-<idx+1>" when n > 1), or a fresh one when id is NULL. */
 static int match_one(struct amq_sync *s, const struct cdt_pilot *given,
-		     size_t idx, int timeout_ms, int as_json)
+		     size_t idx, size_t n, const char *id, int timeout_ms,
+		     int as_json)
 {
-	char msgid[128];
-	cli_message_id(msgid, sizeof(msgid), "pilot", (long long)idx + 1);
+	char msgid[192];
+	if (id != NULL && n > 1)
+		snprintf(msgid, sizeof(msgid), "%s-%zu", id, idx + 1);
+	else if (id != NULL)
+		snprintf(msgid, sizeof(msgid), "%s", id);
+	else
+		cli_message_id(msgid, sizeof(msgid), "pilot",
+			       (long long)idx + 1);
 	struct cdt_pilot pilot = *given;
 	const struct cdt_pilot *p = &pilot;
 	if (pilot.pilot_id == NULL)
@@ -183,7 +192,7 @@ static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 {
 	struct one_pilot o;
 	memset(&o, 0, sizeof(o));
-	const char *file = NULL;
+	const char *file = NULL, *msgid = NULL;
 	int as_json = 0;
 	long timeout_ms = CLI_RPC_TIMEOUT_MS;
 	const struct cli_opt opts[] = {
@@ -200,6 +209,7 @@ static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 		CLI_READ("--owner-dn", NULL, read_field, &o.dn),
 		CLI_READ("--pilot-id", NULL, read_field, &o.pilot_id),
 		CLI_READ("--timeout-ms", NULL, read_timeout_ms, &timeout_ms),
+		CLI_WORD("--message-id", NULL, &msgid),
 		CLI_FLAG("--json", NULL, &as_json),
 		CLI_OPT_END,
 	};
@@ -215,6 +225,9 @@ static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 	if ((file != NULL) == (flags > 0))
 		return 2;
 	if (!file && (!o.setup || !o.cpu_time || (o.dn && !o.group)))
+		return 2;
+	/* A message id of at most 190 characters, with room for "-<n>". */
+	if (msgid != NULL && (msgid[0] == '\0' || strlen(msgid) > 180))
 		return 2;
 	struct cdt_pilot one;
 	memset(&one, 0, sizeof(one));
@@ -241,7 +254,8 @@ static int cmd_pilot_match(struct cli *cli, int argc, char **argv)
 	struct amq_sync *s = cli_open_amqp(cli);
 	int bad = s == NULL;
 	for (size_t i = 0; s && i < n; i++)
-		bad |= match_one(s, &pilots[i], i, (int)timeout_ms, as_json);
+		bad |= match_one(s, &pilots[i], i, n, msgid, (int)timeout_ms,
+				 as_json);
 	if (s)
 		amq_sync_close(s);
 	arena_free(&a);
@@ -360,7 +374,7 @@ static int cmd_pilot_grants(struct cli *cli, int argc, char **argv)
 
 /* clang-format off */
 static const struct cli_cmd_entry pilot_cmds[] = {
-	{"match", "FILE.json | --setup X --cpu-time N [--site S] [--platform P] [--grid-ce C] [--pilot-type T] [--job-type J] [--tag T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn, with lists, ANY, tags, requiredTags and bans as pilot.match takes them", 1, cmd_pilot_match, NULL},
+	{"match", "FILE.json | --setup X --cpu-time N [--site S] [--platform P] [--grid-ce C] [--pilot-type T] [--job-type J] [--tag T] [--owner-group G [--owner-dn D]] [--pilot-id ID] [--timeout-ms N] [--message-id ID] [--json]", "ask for a job as a pilot (pilot.match RPC) and print the matched job or why none (TQ-10); a file holds a pilot, an array, or {\"pilots\": [...]}, each sent in turn, with lists, ANY, tags, requiredTags and bans as pilot.match takes them; --message-id sends the request under that id (ID-1, ID-2, ... for a file of several), as a pilot asking again does", 1, cmd_pilot_match, NULL},
 	{"grant", "ACCOUNT GROUP [DN]", "let RabbitMQ user ACCOUNT send pilots of GROUP (* for any group and generic pilots) for owner DN (default *: any owner); checked by the workers when [dirac] owner_check is on, or auto and any grant exists", 1, cmd_pilot_grant, NULL},
 	{"revoke", "ACCOUNT [GROUP [DN]]", "take back one grant, every grant of ACCOUNT for GROUP, or every grant of ACCOUNT", 1, cmd_pilot_revoke, NULL},
 	{"grants", "[ACCOUNT] [--json]", "list the pilot grants (table pilot_grants), of one account or all", 1, cmd_pilot_grants, NULL},

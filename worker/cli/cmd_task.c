@@ -52,7 +52,7 @@ static int cmd_task_submit(struct cli *cli, int argc, char **argv)
 
 /* clang-format off */
 static const struct cli_cmd_entry task_cmds[] = {
-	{"submit", "FILE.json", "publish task.broker requests for a task object, an array of them, or a scenario's task", 1, cmd_task_submit, NULL},
+	{"submit", "FILE.json [--repeat N]", "publish task.broker requests for a task object, an array of them, or a scenario's task; --repeat sends each N times with the same message id (a producer's retries)", 1, cmd_task_submit, NULL},
 	{NULL, NULL, NULL, 0, NULL, NULL},
 };
 /* clang-format on */

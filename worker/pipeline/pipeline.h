@@ -13,7 +13,11 @@
 ** A crash anywhere loses nothing: before the commit the broker redelivers
 ** and nothing was written; after it the redelivery finds the message id,
 ** and the event still in the outbox is published (by this path right away,
-** or by any worker's outbox relay once the lease ends). Pending tasks are
+** or by any worker's outbox relay once the lease ends). A producer's
+** retry (the same message id again, not flagged redelivered) is acked
+** without publishing while the deciding worker's lease on its events
+** lives: that worker publishes them, so nothing is published twice
+** without a fault (runner.c, already_decided). Pending tasks are
 ** retried by a periodic scan that locks due rows with SKIP LOCKED, so two
 ** workers never retry the same task.
 */

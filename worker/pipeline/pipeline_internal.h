@@ -168,8 +168,10 @@ struct wk_route {
 	** as transient). */
 	int (*refuse)(const struct wk_txn *t, const void *req, int rc,
 		      const char **field, char *problem, size_t n);
-	/* An already-decided request: 1 republishes its unsent events (a
-	** decision's), 0 acks it (an update that has no event). */
+	/* An already-decided request: 1 publishes its unsent events (a
+	** decision's) that are not another live worker's to publish (see
+	** runner.c, already_decided), 0 acks it (an update that has no
+	** event). */
 	int republish;
 	/* 1: decided in a group commit with the other such requests
 	** received meanwhile ([worker] broker_batch), each request between
@@ -279,6 +281,15 @@ struct wk_match_req {
 
 struct wk_reply_wait;
 
+/* A second copy of a batch's pilot.match (same message id) that wants
+** its reply elsewhere: answered from the recorded decision once the
+** batch commits (route_match.c). Strings live in the batch arena. */
+struct wk_match_copy {
+	uint64_t gen, tag;
+	char *msgid, *reply_to, *corr_id;
+	double t0; /* clk_mono() at delivery (metrics) */
+};
+
 struct wk_tq {
 	struct tqi_index *idx;
 	struct wk_tqs_state sync;
@@ -299,6 +310,8 @@ struct wk_tq {
 	struct arena batch_arena;
 	struct wk_match_req *req;
 	size_t nreq, cap;
+	struct wk_match_copy *copy; /* at most cap */
+	size_t ncopy;
 	double *weights;
 	size_t nweights;
 	/* the jobs the batch's transaction took out of tq_jobs, with their

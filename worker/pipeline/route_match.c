@@ -100,6 +100,7 @@ static void reset_batch(struct wk_tq *t)
 		t->req[i].dump = NULL;
 	}
 	t->nreq = 0;
+	t->ncopy = 0;
 	t->rm = NULL; /* lived in the transaction's arena */
 	t->nrm = 0;
 	arena_free(&t->batch_arena);
@@ -114,8 +115,14 @@ static int match_init(struct wk_worker *w)
 		return GB_ESTATE;
 	t->cap = (size_t)(w->cfg->match_batch > 0 ? w->cfg->match_batch : 1);
 	t->req = calloc(t->cap, sizeof(*t->req));
-	if (t->req == NULL)
+	t->copy = calloc(t->cap, sizeof(*t->copy));
+	if (t->req == NULL || t->copy == NULL) {
+		free(t->req);
+		free(t->copy);
+		t->req = NULL;
+		t->copy = NULL;
 		return GB_ENOMEM;
+	}
 	arena_init(&t->batch_arena, t->cap * WK_REQ_BYTES);
 	return GB_OK;
 }
@@ -133,6 +140,8 @@ static void match_fini(struct wk_worker *w)
 	t->nrw = t->caprw = 0;
 	free(t->req);
 	t->req = NULL;
+	free(t->copy);
+	t->copy = NULL;
 	free(t->weights);
 	t->weights = NULL;
 	arena_free(&t->batch_arena);
@@ -215,6 +224,39 @@ static char *keep(struct wk_tq *t, const char *s)
 static void flush(struct wk_worker *w);
 static void replies_retry(struct wk_worker *w);
 
+static int same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Keep `d`, a second copy of a request in the batch that wants its reply
+** elsewhere, for answer_copies. No room or memory: hand it back, and its
+** redelivery is answered from the record (answer_redelivered). */
+static void keep_copy(struct wk_worker *w, const struct amq_delivery *d)
+{
+	struct wk_tq *t = w->tq;
+	struct wk_match_copy *c = t->ncopy < t->cap ? &t->copy[t->ncopy] : NULL;
+	if (c != NULL) {
+		memset(c, 0, sizeof(*c));
+		c->gen = d->gen;
+		c->tag = d->tag;
+		c->t0 = w->mx_t0;
+		c->msgid = keep(t, d->props.message_id);
+		c->reply_to = keep(t, d->props.reply_to);
+		c->corr_id = keep(t, d->props.correlation_id);
+	}
+	if (c == NULL || c->msgid == NULL ||
+	    (d->props.reply_to && c->reply_to == NULL) ||
+	    (d->props.correlation_id && c->corr_id == NULL)) {
+		amq_nack(w->amq, d->gen, d->tag, 1);
+		return;
+	}
+	log_info("pilot.match %s is twice in one batch, with another reply "
+		 "address; it gets the recorded decision after the batch",
+		 d->props.message_id);
+	t->ncopy++;
+}
+
 static int decode(const void *body, size_t len, struct arena *a, void *req,
 		  struct cod_error *err)
 {
@@ -229,11 +271,16 @@ static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
 	if (t->nreq == t->cap)
 		flush(w);
 	/* The same request twice in one batch (a producer re-sent it after
-	** a lost confirm, and both copies were queued): deciding both would
-	** fail the whole batch on the request's unique key, again and again
-	** at every redelivery, until the delivery limit dead-letters them.
-	** The copy already in the batch answers the pilot (same reply_to and
-	** correlation id); this one is done. */
+	** a lost confirm, or a pilot asked again, and both copies were
+	** queued): deciding both would fail the whole batch on the
+	** request's unique key, again and again at every redelivery, until
+	** the delivery limit dead-letters them. Only the copy already in the
+	** batch is decided. When this one wants its reply where that one's
+	** goes (same reply_to and correlation id), it is done; otherwise (a
+	** pilot that asked again on a new connection, or with a new
+	** correlation id, waits for its reply there) it is kept aside and
+	** answered from the recorded decision after the commit, as
+	** pilot.match.md promises a pilot that sends its request again. */
 	for (size_t i = 0; i < t->nreq; i++) {
 		struct wk_match_req *q = &t->req[i];
 		if (q->msgid == NULL ||
@@ -245,6 +292,11 @@ static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
 			** this is it again. Answer through the live one. */
 			q->gen = d->gen;
 			q->tag = d->tag;
+			return;
+		}
+		if (!same_str(q->reply_to, d->props.reply_to) ||
+		    !same_str(q->corr_id, d->props.correlation_id)) {
+			keep_copy(w, d);
 			return;
 		}
 		w->n_dup++;
@@ -434,20 +486,49 @@ static int send_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
 	return out;
 }
 
+/* A delivery of a request already decided: answer it with decision `m`
+** and settle it. */
+static void answer_recorded(struct wk_worker *w, uint64_t gen, uint64_t tag,
+			    const char *reply_to, const char *corr_id,
+			    double t0, const struct cdt_match *m)
+{
+	w->n_dup++;
+	wk_mx_settled(MX_T_PILOT_MATCH, MX_O_DUPLICATE, t0);
+	log_info("pilot.match %s already decided (decision %lld); answering "
+		 "again", m->request_id, m->decision_id);
+	int sent = send_reply(w, gen, tag, reply_to, corr_id, m);
+	if (sent == 1)
+		amq_ack(w->amq, gen, tag);
+	else if (sent < 0)
+		amq_nack(w->amq, gen, tag, 1);
+}
+
 /* A redelivered request already decided: answer it the same way again. */
 static void answer_again(struct wk_worker *w, struct wk_match_req *r,
 			 const struct cdt_match *m)
 {
-	w->n_dup++;
-	wk_mx_settled(MX_T_PILOT_MATCH, MX_O_DUPLICATE, r->t0);
-	log_info("pilot.match %s already decided (decision %lld); answering "
-		 "again", r->msgid, m->decision_id);
-	int sent = send_reply(w, r->gen, r->tag, r->reply_to, r->corr_id, m);
-	if (sent == 1)
-		amq_ack(w->amq, r->gen, r->tag);
-	else if (sent < 0)
-		amq_nack(w->amq, r->gen, r->tag, 1);
+	answer_recorded(w, r->gen, r->tag, r->reply_to, r->corr_id, r->t0, m);
 	r->state = WK_MR_DONE;
+}
+
+/* After the batch committed (ok) or failed: answer the copies kept by
+** keep_copy from the decisions now recorded, or hand them back. */
+static void answer_copies(struct wk_worker *w, struct arena *a, int ok)
+{
+	struct wk_tq *t = w->tq;
+	for (size_t i = 0; i < t->ncopy; i++) {
+		struct wk_match_copy *c = &t->copy[i];
+		struct cdt_match m;
+		int found = 0;
+		int rc = ok ? st_tq_match_get(w->db, c->msgid, a, &m, &found)
+			    : GB_EDBRETRY;
+		if (rc == GB_OK && found)
+			answer_recorded(w, c->gen, c->tag, c->reply_to,
+					c->corr_id, c->t0, &m);
+		else
+			amq_nack(w->amq, c->gen, c->tag, 1);
+	}
+	t->ncopy = 0;
 }
 
 /* Requests the broker marks redelivered: look for their decision first. */
@@ -881,6 +962,11 @@ static void flush(struct wk_worker *w)
 			 "left to their redelivery",
 			 t->nreq - live);
 	t->nreq = live;
+	live = 0;
+	for (size_t i = 0; i < t->ncopy; i++)
+		if (t->copy[i].gen == gen)
+			t->copy[live++] = t->copy[i];
+	t->ncopy = live;
 	if (t->nreq == 0) {
 		reset_batch(t);
 		return;
@@ -923,6 +1009,7 @@ static void flush(struct wk_worker *w)
 		wk_db_failed(w, rc, "pilot.match batch");
 		nack_all(w);
 	}
+	answer_copies(w, &a, rc == GB_OK);
 	arena_free(&a);
 	reset_batch(t);
 	/* The periodic refresh, after the answers: under load this one does

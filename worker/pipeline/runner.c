@@ -708,22 +708,37 @@ size_t wk_unpark(struct wk_worker *w)
 
 /* ---- one request ------------------------------------------------------- */
 
-/* The request was decided before: republish what is still unsent. */
-static void redelivered(struct wk_worker *w, const struct amq_delivery *d,
-			struct arena *a)
+/*
+** The request was decided before: publish what of its events is still
+** unsent and no longer someone else's to publish. Which rows that is
+** depends on how it came again (st_outbox_claim_request):
+**  - redelivered by the broker: the worker that held it lost its link
+**    (or handed it back), so every unsent row, whatever its lease;
+**  - a first delivery (a producer's retry with the same message id, here
+**    or on another worker, possibly in the same group commit as the
+**    first copy): the deciding worker publishes its rows after its
+**    commit, so only rows whose lease has run out; the others are left
+**    to it, and to the relay if it dies. Claiming them too published
+**    every event twice when the retry came back to back with the
+**    original. This copy is acked without publishing: the request is
+**    decided and its events are in the outbox.
+*/
+static void already_decided(struct wk_worker *w, const struct amq_delivery *d,
+			    struct arena *a)
 {
 	struct st_outbox_row *rows = NULL;
 	size_t n = 0;
-	int rc = st_outbox_claim_request(w->db, d->props.message_id, w->id,
-					 clk_now(), w->cfg->outbox_lease, a,
-					 &rows, &n);
+	int rc = st_outbox_claim_request(w->db, d->props.message_id,
+					 d->redelivered, w->id, clk_now(),
+					 w->cfg->outbox_lease, a, &rows, &n);
 	if (rc != GB_OK) {
-		wk_db_failed(w, rc, "outbox claim for a redelivered request");
+		wk_db_failed(w, rc, "outbox claim for a decided request");
 		wk_requeue(w, d);
 		return;
 	}
-	log_info("request %s already decided; %zu event(s) still to publish",
-		 d->props.message_id, n);
+	log_info("request %s already decided (%s); %zu event(s) to publish",
+		 d->props.message_id,
+		 d->redelivered ? "redelivered" : "sent again", n);
 	if (n == 0) {
 		amq_ack(w->amq, d->gen, d->tag);
 		return;
@@ -806,7 +821,7 @@ static void run_request(struct wk_worker *w, const struct wk_route *rt,
 		w->n_dup++;
 		wk_mx_outcome(w, MX_O_DUPLICATE);
 		if (rt->republish) {
-			redelivered(w, d, a);
+			already_decided(w, d, a);
 		} else {
 			log_info("%s %s was processed before", rt->key,
 				 d->props.message_id);
@@ -1053,7 +1068,7 @@ static void group_flush(struct wk_worker *w)
 				w->n_dup++;
 				wk_mx_settled(type, MX_O_DUPLICATE, it->t0);
 				if (it->rt->republish) {
-					redelivered(w, it->d, &it->a);
+					already_decided(w, it->d, &it->a);
 				} else {
 					amq_ack(w->amq, it->d->gen, it->d->tag);
 				}

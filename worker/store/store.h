@@ -156,12 +156,17 @@ int st_outbox_claim(struct st_db *db, const char *owner, long long now,
 		    struct st_outbox_row **rows, size_t *n);
 
 /*
-** Claim the unsent events of one request regardless of their lease (the
-** request was redelivered, so its first worker lost its connection).
+** Claim (in its own transaction, as st_outbox_claim) the unsent events of
+** one request that arrived again after its decision. `redelivered` is the
+** delivery's AMQP flag: nonzero (the worker that held it lost its link)
+** claims them whatever their lease; 0 (a producer's retry: a new message
+** with the same message id) claims only those whose lease has run out by
+** `now`, leaving live ones to the deciding worker, which publishes them
+** itself. *n = 0 when there is nothing to publish. 0 or a store error.
 */
 int st_outbox_claim_request(struct st_db *db, const char *request_id,
-			    const char *owner, long long now, int lease_s,
-			    struct arena *a, struct st_outbox_row **rows,
-			    size_t *n);
+			    int redelivered, const char *owner, long long now,
+			    int lease_s, struct arena *a,
+			    struct st_outbox_row **rows, size_t *n);
 
 #endif

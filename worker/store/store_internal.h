@@ -78,6 +78,7 @@ enum st_sid {
 	ST_SID_OUTBOX_SENT_MANY,
 	ST_SID_OUTBOX_DUE,
 	ST_SID_OUTBOX_OF_REQUEST,
+	ST_SID_OUTBOX_OF_REQUEST_DUE,
 	ST_SID_OUTBOX_LEASE,
 	ST_SID_RANGE(JOBS, 32),	  /* store_jobs*.c (store_jobs_internal.h) */
 	ST_SID_RANGE(TQ, 64),	  /* store_tq*.c (store_tq_internal.h) */

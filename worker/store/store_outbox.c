@@ -6,10 +6,26 @@
 ** may publish it (owner) and until when (lease_until). The deciding worker
 ** leases its own rows for the time a confirm normally takes, so the relay
 ** of another worker does not publish them first; if that worker dies, the
-** lease runs out and any relay claims the row. A redelivered request claims
-** its rows at once, whatever the lease (its first worker lost its link).
-** An event may therefore be published twice, never zero times: consumers
-** dedup on the message id.
+** lease runs out and any relay claims the row.
+**
+** A request that arrives again after its decision claims its rows by the
+** AMQP `redelivered` flag (st_outbox_claim_request):
+**  - redelivered: at once, whatever the lease. The broker hands a message
+**    back only when the worker holding it lost its link (or handed it
+**    back), so the lease holder may be dead, and waiting out the lease
+**    would hold the events back for nothing.
+**  - not redelivered: a producer's retry, a new message with the same
+**    message id (the message documents invite it). The deciding worker is
+**    alive as far as anyone knows and publishes the rows itself after its
+**    commit; claiming them too would publish every event twice (a retry
+**    published back to back did, every time: it finds the decision the
+**    moment the first transaction commits, before that worker's confirm
+**    and sent mark). So only rows whose lease has run out are claimed,
+**    as the relay would; a row with a live lease is left to its holder,
+**    and to the relay if that holder dies.
+** An event may still be published twice (a lease that runs out before
+** its holder's confirm, a redelivery while the holder lives, a lost sent
+** mark), never zero times: consumers dedup on the message id.
 **
 ** Claims follow the pattern of the reference notes: one short transaction,
 ** SELECT ... FOR UPDATE SKIP LOCKED to take rows no other relay holds, then
@@ -47,6 +63,12 @@ static const char SQL_OUTBOX_DUE[] =
 static const char SQL_OUTBOX_OF_REQUEST[] =
 	"SELECT id, message_id, exchange, routing_key, type, body FROM outbox "
 	"WHERE request_id = ? AND sent_at IS NULL ORDER BY id "
+	"FOR UPDATE SKIP LOCKED";
+/* The same, leaving rows whose lease is live to their holder. */
+static const char SQL_OUTBOX_OF_REQUEST_DUE[] =
+	"SELECT id, message_id, exchange, routing_key, type, body FROM outbox "
+	"WHERE request_id = ? AND sent_at IS NULL "
+	"AND (lease_until IS NULL OR lease_until <= ?) ORDER BY id "
 	"FOR UPDATE SKIP LOCKED";
 static const char SQL_OUTBOX_LEASE[] =
 	"UPDATE outbox SET owner = ?, lease_until = ? WHERE id = ?";
@@ -232,15 +254,22 @@ int st_outbox_claim(struct st_db *db, const char *owner, long long now,
 }
 
 int st_outbox_claim_request(struct st_db *db, const char *request_id,
-			    const char *owner, long long now, int lease_s,
-			    struct arena *a, struct st_outbox_row **rows,
-			    size_t *n)
+			    int redelivered, const char *owner, long long now,
+			    int lease_s, struct arena *a,
+			    struct st_outbox_row **rows, size_t *n)
 {
 	if (db == NULL || request_id == NULL || rows == NULL || n == NULL)
 		return GB_EINVAL;
 	struct st_args sel;
 	st_args_init(&sel);
 	st_arg_str(&sel, request_id);
-	return claim(db, ST_SID_OUTBOX_OF_REQUEST, SQL_OUTBOX_OF_REQUEST, &sel,
-		     owner, now, lease_s, a, rows, n);
+	if (redelivered)
+		return claim(db, ST_SID_OUTBOX_OF_REQUEST,
+			     SQL_OUTBOX_OF_REQUEST, &sel, owner, now, lease_s,
+			     a, rows, n);
+	/* A producer's retry: see the file's header. */
+	st_arg_ll(&sel, now);
+	return claim(db, ST_SID_OUTBOX_OF_REQUEST_DUE,
+		     SQL_OUTBOX_OF_REQUEST_DUE, &sel, owner, now, lease_s, a,
+		     rows, n);
 }
