@@ -292,6 +292,7 @@ bad=0
 inv() { row "$1" "$2"; [ "$2" = 0 ] || bad=1; }
 echo
 echo "fault suite report"
+for kv in ${FAULTS_INFO:-}; do row "${kv%%=*}" "${kv#*=}"; done
 row "requests confirmed by the broker" "$n_sent"
 row "  of them malformed (must be DLX'd)" "$n_bad"
 for kv in ${FAULTS_DONE:-}; do row "faults injected: ${kv%%=*}" "${kv#*=}"; done

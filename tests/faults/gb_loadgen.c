@@ -15,7 +15,10 @@
 **   task.broker  a sample task with a new taskID
 **   job.broker   a sample job request with a new taskID and jobIDs and the
 **                nucleus and gshare given (no task brokerage needed first)
-**   job.submit   a few DIRAC sample jobs with new jobIDs
+**   job.submit   a few DIRAC sample jobs with new jobIDs; with
+**                --large-every N, every Nth one carries --large-jobs jobs
+**                (400 by default, about 80 kB), so that a network fault
+**                can cut a link in the middle of a large message
 **   pilot.match  a sample pilot with a new pilotID; the reply goes to the
 **                durable queue gridbroker.faults.replies, read back here between
 **                publishes (so matched jobs can report running)
@@ -95,6 +98,9 @@ struct lg {
 	long long nseen;
 	struct lg_sub { long long id; double t; } *subs; /* submitted by */
 	long long nsubs;               /* us, neither ended nor seen matched */
+	long long n_submits;           /* job.submit messages made */
+	long large_every;              /* --large-every (0: none) */
+	size_t large_jobs;             /* --large-jobs */
 };
 
 static uint64_t rnd(struct lg *g)
@@ -345,10 +351,19 @@ static int gen_jobbroker(struct lg *g, char *msgid, size_t n)
 static int gen_submit(struct lg *g, char *msgid, size_t n)
 {
 	size_t k = 1 + rnd(g) % 5;
+	g->n_submits++;
+	if (g->large_every > 0 && g->n_submits % g->large_every == 0)
+		k = g->large_jobs;
 	struct arena a;
 	arena_init(&a, 4u << 20);
-	struct cdt_job jobs[5];
-	char err[512] = "", detail[160];
+	/* 21 bytes a job id with its comma */
+	struct cdt_job *jobs = arena_alloc(&a, k * sizeof(*jobs));
+	size_t dcap = k * 21 + 1;
+	char err[512] = "", *detail = arena_alloc(&a, dcap);
+	if (jobs == NULL || detail == NULL) {
+		arena_free(&a);
+		return GB_ENOMEM;
+	}
 	size_t dl = 0;
 	int rc = GB_OK;
 	for (size_t i = 0; i < k && rc == GB_OK; i++) {
@@ -356,8 +371,8 @@ static int gen_submit(struct lg *g, char *msgid, size_t n)
 		long long id = g->next_djob++;
 		json_object_set_new(o, "jobID", json_integer(id));
 		rc = dj_parse_job(o, "job", &a, &jobs[i], err, sizeof(err));
-		dl += (size_t)snprintf(detail + dl, sizeof(detail) - dl,
-				       "%s%lld", i ? "," : "", id);
+		dl += (size_t)snprintf(detail + dl, dcap - dl, "%s%lld",
+				       i ? "," : "", id);
 		json_decref(o);
 	}
 	msgpack_sbuffer sb;
@@ -518,7 +533,13 @@ static void usage(FILE *f)
 		"follow from it\n"
 		"  --bad-every K   one garbage message in K (default 200; 0 "
 		"= none)\n"
-		"  --seed S        random seed (default 1)\n");
+		"  --seed S        random seed (default 1)\n"
+		"  --quota         stop once --messages are confirmed, without "
+		"waiting for SIGTERM\n"
+		"  --large-every N every Nth job.submit is large (default 0: "
+		"none)\n"
+		"  --large-jobs K  jobs in a large job.submit (default 400, "
+		"at most 5000)\n");
 }
 
 int main(int argc, char **argv)
@@ -531,6 +552,7 @@ int main(int argc, char **argv)
 	long bad_every = 200;
 	g.rng = 1;
 	g.run = "fl";
+	g.large_jobs = 400;
 	static const struct option opts[] = {
 		{"messages", required_argument, NULL, 'n'},
 		{"rate", required_argument, NULL, 'r'},
@@ -538,6 +560,9 @@ int main(int argc, char **argv)
 		{"id-base", required_argument, NULL, 'i'},
 		{"bad-every", required_argument, NULL, 'b'},
 		{"seed", required_argument, NULL, 's'},
+		{"large-every", required_argument, NULL, 'L'},
+		{"quota", no_argument, NULL, 'Q'},
+		{"large-jobs", required_argument, NULL, 'K'},
 		{"samples", required_argument, NULL, 'S'},
 		{"sent", required_argument, NULL, 'o'},
 		{"replies", required_argument, NULL, 'p'},
@@ -553,6 +578,9 @@ int main(int argc, char **argv)
 		case 'i': id_base = atoll(optarg); break;
 		case 'b': bad_every = atol(optarg); break;
 		case 's': g.rng = (uint64_t)atoll(optarg) | 1; break;
+		case 'L': g.large_every = atol(optarg); break;
+		case 'Q': g_stop = 1; break;
+		case 'K': g.large_jobs = (size_t)atol(optarg); break;
 		case 'S': samples = optarg; break;
 		case 'o': sent = optarg; break;
 		case 'p': replies = optarg; break;
@@ -561,7 +589,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!conf || !samples || !sent || !replies || rate <= 0 ||
-	    messages < 0 || id_base <= 0) {
+	    messages < 0 || id_base <= 0 || g.large_every < 0 ||
+	    g.large_jobs < 1 || g.large_jobs > 5000) {
 		usage(stderr);
 		return 2;
 	}

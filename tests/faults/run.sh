@@ -3,13 +3,27 @@
 # workers while faults are injected at random instants, then an invariant
 # check of MariaDB and of everything the workers published.
 #
+# The offered load is set from the workers' capacity measured first in the
+# same run (requests queued before the workers start, then timed until every
+# one is decided and its events sent): FAULTS_LOAD of it (default 0.6), so
+# faults hit full batches, group commits and confirm windows.
+#
 # Usage: run.sh BINDIR   (ctest passes it; GB_SOURCE_DIR is the source tree)
 # Environment:
 #   FAULTS_MESSAGES   requests to confirm before stopping (default 50000)
 #   FAULTS_PER_KIND   faults of each kind to inject (default 20)
-#   FAULTS_RATE       requests per second the load generator aims at (150)
+#   FAULTS_RATE       requests per second the load generators aim at
+#                     together (default: FAULTS_LOAD x the capacity)
+#   FAULTS_LOAD       the offered load as a fraction of the measured
+#                     capacity (default 0.6)
+#   FAULTS_CAPACITY_MESSAGES  requests queued to measure the capacity
+#                     (default 6000; they are checked like the others)
+#   FAULTS_NET=0      no network faults (default 1)
+#   FAULTS_PROXY_PORT the fault proxy's control port; its links take the
+#                     next 2 x FAULTS_WORKERS ports (default 7300)
 #   FAULTS_WORKERS    workers (default 3)
-#   FAULTS_PRODUCERS  load generator processes sharing the rate (default 3)
+#   FAULTS_PRODUCERS  load generator processes sharing the rate (default:
+#                     one per 15 requests/s, at least 3)
 #   FAULTS_SEED       random seed for the fault schedule and the load
 #   FAULTS_OUT        where ledgers, logs and the report go
 #                     (default BINDIR/faults-out)
@@ -33,6 +47,19 @@
 #             deliveries while it still holds a database transaction
 #   alarm     a RabbitMQ memory alarm for a few seconds: every publishing
 #             connection (workers and load generator) is blocked
+# and, on the network (the workers reach RabbitMQ and MariaDB through
+# links of gb_faultproxy, one pair per worker; two more lanes of faults
+# run beside the one above):
+#   netsilent a worker's RabbitMQ link delivers nothing for 2.5 heartbeats
+#             (packets lost, nothing closed): the heartbeats must find it;
+#             what was sent meanwhile arrives late, as TCP would deliver it
+#   dbsilent  a worker's MariaDB link delivers nothing for 4-8 s
+#   latency   every link 50-200 ms with jitter for 4-8 s
+#   cut       a worker's RabbitMQ or MariaDB link (in turn) reset in the
+#             middle of the next burst over 32 kB (large job.submit
+#             messages and their statements); if none comes within 8 s,
+#             reset at once (the report says how many were mid-message)
+#   readonly  MariaDB refuses writes (read_only) for 2-5 s
 set -euo pipefail
 
 GB_SRC=${GB_SOURCE_DIR:?GB_SOURCE_DIR must point at the source tree}
@@ -44,9 +71,13 @@ WORKER=$BIN/gridbroker-worker
 
 MESSAGES=${FAULTS_MESSAGES:-50000}
 PER_KIND=${FAULTS_PER_KIND:-20}
-RATE=${FAULTS_RATE:-150}
+RATE=${FAULTS_RATE:-}
+LOAD=${FAULTS_LOAD:-0.6}
+CAPN=${FAULTS_CAPACITY_MESSAGES:-6000}
+NET=${FAULTS_NET:-1}
+PXPORT=${FAULTS_PROXY_PORT:-7300}
 NWORKERS=${FAULTS_WORKERS:-3}
-PRODUCERS=${FAULTS_PRODUCERS:-3}
+PRODUCERS=${FAULTS_PRODUCERS:-}
 SEED=${FAULTS_SEED:-$(( $(date +%s) % 100000 ))}
 OUT=${FAULTS_OUT:-$BIN/faults-out}
 HEARTBEAT=4
@@ -92,6 +123,36 @@ awk -v hb=$HEARTBEAT '
 	$0 == "[worker]" { print "outbox_scan_interval=1"; print "outbox_lease=5"; print "log_level=info"; print "metrics_listen=127.0.0.1:0" }
 ' "$BASE_CONF" >"$CONF"
 
+# ---- the network: every worker reaches its servers through its own links --
+PX=$BIN/gb_faultproxy
+[ -x "$PX" ] || fail "no $PX"
+PXLINKS=()
+for i in $(seq "$NWORKERS"); do
+	PXLINKS+=(--link "a$i=$((PXPORT + 2 * i - 1)):127.0.0.1:$GB_AMQP_PORT")
+	PXLINKS+=(--link "d$i=$((PXPORT + 2 * i)):127.0.0.1:$GB_DB_PORT")
+	awk -v ap=$((PXPORT + 2 * i - 1)) -v dp=$((PXPORT + 2 * i)) '
+		/^\[/ { sec = $0 }
+		sec == "[amqp]" && /^port *=/ { next }
+		sec == "[database]" && /^(port|socket) *=/ { next }
+		{ print }
+		$0 == "[amqp]" { print "port=" ap }
+		$0 == "[database]" { print "port=" dp }
+	' "$CONF" >"$OUT/faults-$i.conf"
+done
+"$PX" --control "$PXPORT" --seed "$SEED" "${PXLINKS[@]}" >"$OUT/logs/proxy.log" 2>&1 &
+PXPID=$!
+for _ in $(seq 50); do grep -q 'control on' "$OUT/logs/proxy.log" && break; sleep 0.1; done
+grep -q 'control on' "$OUT/logs/proxy.log" || fail "the fault proxy did not start: $(cat "$OUT/logs/proxy.log")"
+# px COMMAND...: one command to the proxy; its answer on stdout.
+px() {
+	local a
+	exec 3<>"/dev/tcp/127.0.0.1/$PXPORT" || return 1
+	echo "$*" >&3
+	read -r a <&3
+	exec 3<&-
+	case $a in ok*) echo "$a" ;; *) log "proxy: '$*' answered '$a'"; return 1 ;; esac
+}
+
 log "fresh database, schema, sample grid"
 "$SERVICES" sql -e "DROP DATABASE IF EXISTS \`$DB_NAME\`; CREATE DATABASE \`$DB_NAME\`" || fail "reset database"
 "$GB" -c "$ADMIN_CONF" db migrate >"$OUT/logs/migrate.log" 2>&1 || { cat "$OUT/logs/migrate.log"; fail "migrate"; }
@@ -106,7 +167,7 @@ supervise() {
 	local i=$1 n=0
 	while [ ! -e "$STOPFILE" ]; do
 		n=$((n + 1))
-		"$WORKER" -c "$CONF" --instance "f$i" >>"$OUT/logs/worker-$i.log" 2>&1 &
+		"$WORKER" -c "$OUT/faults-$i.conf" --instance "f$i" >>"$OUT/logs/worker-$i.log" 2>&1 &
 		echo $! >"$OUT/worker-$i.pid"
 		wait $! || true
 		[ -e "$STOPFILE" ] || sleep 0.3
@@ -119,12 +180,41 @@ cleanup() {
 	for p in "${LG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null 2>&1 || true
+	sql -e "SET GLOBAL read_only = 0" >/dev/null 2>&1 || true
+	[ -n "${PXPID:-}" ] && kill "$PXPID" 2>/dev/null
+	for p in "${LANE_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	if [ "${FAULTS_KEEP_SERVERS:-0}" != 1 ]; then
 		"$SERVICES" stop >>"$OUT/logs/services.log" 2>&1 || true
 	fi
 }
 LG_PIDS=()
+LANE_PIDS=()
 trap cleanup EXIT
+queue_backlog() {
+	rmqctl list_queues -p "$VHOST" name messages 2>/dev/null | awk '$1 ~ /^gridbroker\.(task|job|pilot)/ { s += $2 } END { print s + 0 }'
+}
+unsent() { sql -e "select count(*) from outbox where sent_at is null" 2>/dev/null || echo x; }
+# loadgen TAG RATE MESSAGES K [OPTION...]: one load generator in the
+# background (K, below 64, makes its ids and seed its own).
+loadgen() {
+	local tag=$1 rate=$2 n=$3 k=$4
+	shift 4
+	"$FBIN/gb_loadgen" "$@" -c "$CONF" --samples "$GB_SRC/etc" --sent "$OUT/sent-$tag.tsv" \
+		--replies "$OUT/replies-$tag.tsv" --messages "$n" --rate "$rate" --run "f${SEED}$tag" \
+		--id-base $(( ((SEED % 1000) * 64 + k) * 1000000 )) --seed "$((SEED + k))" \
+		--large-every 25 --large-jobs 400 \
+		>"$OUT/loadgen-$tag.count" 2>"$OUT/logs/loadgen-$tag.log" &
+	LG_PIDS+=($!)
+	PIDS+=($!)
+}
+
+# ---- capacity: requests queued with no worker, then timed through ---------
+log "capacity: queueing $CAPN requests before the workers start"
+for p in 1 2 3; do
+	loadgen "c$p" 1000000 $(( (CAPN + 2) / 3 )) $((40 + p)) --quota
+done
+for p in "${LG_PIDS[@]}"; do wait "$p" || fail "a capacity load generator exited with status $?"; done
+LG_PIDS=()
 for i in $(seq "$NWORKERS"); do
 	supervise "$i" 2>/dev/null &
 	PIDS+=($!)
@@ -133,22 +223,38 @@ for i in $(seq "$NWORKERS"); do
 	for _ in $(seq 300); do grep -q 'AMQP connected' "$OUT/logs/worker-$i.log" 2>/dev/null && break; sleep 0.1; done
 	grep -q 'AMQP connected' "$OUT/logs/worker-$i.log" || fail "worker $i did not connect"
 done
-log "$NWORKERS workers up"
+t_cap=$(date +%s.%N)
+for _ in $(seq 1200); do
+	[ "$(queue_backlog)" = 0 ] && [ "$(unsent)" = 0 ] && break
+	sleep 0.25
+done
+[ "$(queue_backlog)" = 0 ] || fail "the capacity requests were not decided in 300 s"
+t_cap=$(awk -v a="$t_cap" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+queued=$(cat "$OUT"/sent-c*.tsv | wc -l)
+CAPACITY=$(awk -v n="$queued" -v t="$t_cap" 'BEGIN { printf "%d", n / t }')
+if [ -z "$RATE" ]; then
+	RATE=$(awk -v c="$CAPACITY" -v f="$LOAD" 'BEGIN { r = int(c * f); print (r < 150 ? 150 : r) }')
+fi
+# A producer waits for each confirm (a quorum queue's fsync) and reads the
+# pilots' replies between publishes: under the faults, 15-20 requests/s
+# each on a 2-core machine. Enough of them that the offered rate is what
+# they send while the broker takes messages.
+if [ -z "$PRODUCERS" ]; then
+	PRODUCERS=$(( (RATE + 14) / 15 ))
+	(( PRODUCERS < 3 )) && PRODUCERS=3
+	(( PRODUCERS > 39 )) && PRODUCERS=39
+fi
+log "$NWORKERS workers decided $queued queued requests in $t_cap s: capacity $CAPACITY/s; offering $RATE/s from $PRODUCERS producers"
 
 # ---- load ----------------------------------------------------------------------
 # Several producers: one confirmed publish at a time costs a quorum queue's
 # fsync (a few ms), so one producer alone cannot keep the workers busy.
 LG_PIDS=()
+T_LOAD=$SECONDS
 for p in $(seq "$PRODUCERS"); do
-	"$FBIN/gb_loadgen" -c "$CONF" --samples "$GB_SRC/etc" --sent "$OUT/sent-$p.tsv" \
-		--replies "$OUT/replies-$p.tsv" --messages $(( (MESSAGES + PRODUCERS - 1) / PRODUCERS )) \
-		--rate "$(( RATE / PRODUCERS ))" --run "f${SEED}p$p" \
-		--id-base $(( ((SEED % 1000) * PRODUCERS + p) * 1000000 )) --seed "$((SEED + p))" \
-		>"$OUT/loadgen-$p.count" 2>"$OUT/logs/loadgen-$p.log" &
-	LG_PIDS+=($!)
-	PIDS+=($!)
+	loadgen "p$p" "$(( RATE / PRODUCERS ))" $(( (MESSAGES + PRODUCERS - 1) / PRODUCERS )) "$p"
 done
-sent_so_far() { cat "$OUT"/sent-*.tsv 2>/dev/null | wc -l; }
+sent_so_far() { cat "$OUT"/sent-p*.tsv 2>/dev/null | wc -l; }
 log "$PRODUCERS load generators started ($RATE/s together, at least $MESSAGES requests)"
 
 # ---- faults ----------------------------------------------------------------------
@@ -220,6 +326,64 @@ fault_alarm() {
 	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null || fail "cannot clear the memory alarm"
 }
 
+# ---- network faults: two lanes of their own, beside the process faults ----
+NETDONE=$OUT/net-faults.log # "kind detail" per network fault injected
+: >"$NETDONE"
+fault_netsilent() {
+	local i=$((RANDOM % NWORKERS + 1))
+	px "a$i blackhole" >/dev/null || return 1
+	sleep $((HEARTBEAT * 5 / 2))
+	px "a$i pass" >/dev/null
+}
+fault_dbsilent() {
+	local i=$((RANDOM % NWORKERS + 1))
+	px "d$i blackhole" >/dev/null || return 1
+	sleep $((4 + RANDOM % 5))
+	px "d$i pass" >/dev/null
+}
+fault_latency() {
+	px "all delay 50 200" >/dev/null || return 1
+	sleep $((4 + RANDOM % 5))
+	px "all pass" >/dev/null
+}
+cuts_of() { px "$1 status" | sed -n 's/.*cuts=\([0-9]*\).*/\1/p'; }
+N_CUT=0
+fault_cut() {
+	local i=$((RANDOM % NWORKERS + 1)) l c0 _
+	if (( N_CUT++ % 2 == 0 )); then l=a$i; else l=d$i; fi
+	c0=$(cuts_of "$l") || return 1
+	px "$l cut-mid 32768" >/dev/null || return 1
+	for _ in $(seq 80); do
+		[ "$(cuts_of "$l")" -gt "$c0" ] && { echo "cut $l mid" >>"$NETDONE"; return 0; }
+		sleep 0.1
+	done
+	px "$l reset" >/dev/null && px "$l pass" >/dev/null || return 1
+	echo "cut $l reset" >>"$NETDONE"
+}
+fault_readonly() {
+	local _
+	for _ in $(seq 60); do sql -e "SET GLOBAL read_only = 1" 2>/dev/null && break; sleep 0.5; done
+	sleep $((2 + RANDOM % 4))
+	for _ in $(seq 60); do sql -e "SET GLOBAL read_only = 0" 2>/dev/null && return 0; sleep 0.5; done
+	return 1
+}
+# lane KIND...: each kind PER_KIND times, shuffled, with random gaps.
+lane() {
+	local ks=() k i j tmp _
+	for k in "$@"; do for _ in $(seq "$PER_KIND"); do ks+=("$k"); done; done
+	for ((i = ${#ks[@]} - 1; i > 0; i--)); do
+		j=$((RANDOM % (i + 1))); tmp=${ks[i]}; ks[i]=${ks[j]}; ks[j]=$tmp
+	done
+	for k in "${ks[@]}"; do
+		sleep "$((RANDOM % 3)).$((RANDOM % 10))"
+		[ -e "$STOPFILE" ] && return 0
+		"fault_$k" || { log "network fault $k could not be injected"; return 1; }
+		[ "$k" = cut ] || echo "$k" >>"$NETDONE"
+		echo "$((SECONDS - T0)) $k" >>"$OUT/faults.log"
+	done
+}
+seeded_lane() { RANDOM=$1; shift; lane "$@"; }
+
 KINDS=()
 for k in kill rabbitmq mariadb pause alarm; do
 	for _ in $(seq "$PER_KIND"); do KINDS+=("$k"); done
@@ -230,6 +394,13 @@ for ((i = ${#KINDS[@]} - 1; i > 0; i--)); do
 	tmp=${KINDS[i]}; KINDS[i]=${KINDS[j]}; KINDS[j]=$tmp
 done
 sleep 3
+if [ "$NET" = 1 ]; then
+	# Each lane its own $RANDOM sequence: reproducible from the seed.
+	seeded_lane $((SEED + 101)) netsilent latency &
+	LANE_PIDS+=($!)
+	seeded_lane $((SEED + 202)) dbsilent cut readonly &
+	LANE_PIDS+=($!)
+fi
 for k in "${KINDS[@]}"; do
 	sleep "$((RANDOM % 3)).$((RANDOM % 10))"
 	for p in "${LG_PIDS[@]}"; do kill -0 "$p" 2>/dev/null || fail "a load generator died; see $OUT/logs/loadgen-*.log"; done
@@ -249,16 +420,19 @@ for k in "${KINDS[@]}"; do
 done
 wait_pauses() { sleep $((HEARTBEAT * 7 / 2 + 1)); }
 wait_pauses
-log "all $(( ${#KINDS[@]} )) faults injected; letting the load generators reach $MESSAGES"
+log "all $(( ${#KINDS[@]} )) process faults injected"
+for p in "${LANE_PIDS[@]}"; do wait "$p" || fail "a lane of network faults failed"; done
+LANE_PIDS=()
+[ "$NET" = 1 ] && log "all $(wc -l <"$NETDONE") network faults injected"
+log "letting the load generators reach $MESSAGES"
 for p in "${LG_PIDS[@]}"; do kill -TERM "$p"; done
 for p in "${LG_PIDS[@]}"; do wait "$p" || fail "a load generator exited with status $?"; done
 LG_PIDS=()
-log "load generators done: $(sent_so_far) requests confirmed"
+LOAD_S=$((SECONDS - T_LOAD))
+CONFIRMED=$(sent_so_far)
+log "load generators done: $CONFIRMED requests confirmed in $LOAD_S s ($((CONFIRMED / (LOAD_S > 0 ? LOAD_S : 1)))/s)"
 
 # ---- quiescence: every request consumed, every event sent ----------------------
-queue_backlog() {
-	rmqctl list_queues -p "$VHOST" name messages 2>/dev/null | awk '$1 ~ /^gridbroker\.(task|job|pilot)/ { s += $2 } END { print s + 0 }'
-}
 stable=0
 for _ in $(seq 600); do
 	b=$(queue_backlog)
@@ -284,5 +458,13 @@ PIDS=()
 "$FBIN/gb_faultq" drain -c "$CONF" --queue gridbroker.dead --kind dead --out "$OUT/dead.tsv" >/dev/null || fail "drain dead letters"
 
 FAULTS_DONE="kill=${INJECTED[kill]} rabbitmq=${INJECTED[rabbitmq]} mariadb=${INJECTED[mariadb]} pause=${INJECTED[pause]} alarm=${INJECTED[alarm]}"
-export OUT DB_NAME SERVICES GB_RUN_DIR GB_DB_PORT GB_AMQP_PORT GB_RABBITMQ_NODENAME FAULTS_DONE MESSAGES PER_KIND
+if [ "$NET" = 1 ]; then
+	for k in netsilent dbsilent latency cut readonly; do
+		FAULTS_DONE+=" $k=$(awk -v k="$k" '$1 == k' "$NETDONE" | wc -l)"
+	done
+fi
+# Rates and the network's own counts: reported, not judged.
+FAULTS_INFO="capacity=$CAPACITY/s offered=$RATE/s confirmed=$((CONFIRMED / (LOAD_S > 0 ? LOAD_S : 1)))/s load_s=$LOAD_S"
+[ "$NET" = 1 ] && FAULTS_INFO+=" cuts_mid_message=$(awk '$1 == "cut" && $3 == "mid"' "$NETDONE" | wc -l)"
+export OUT DB_NAME SERVICES GB_RUN_DIR GB_DB_PORT GB_AMQP_PORT GB_RABBITMQ_NODENAME FAULTS_DONE FAULTS_INFO MESSAGES PER_KIND
 bash "$GB_SRC/tests/faults/check.sh"
