@@ -48,6 +48,30 @@ px() {
 	case $a in ok*) echo "$a" ;; *) fail "proxy: '$*' answered '$a'" ;; esac
 }
 cuts() { px "$1" status | sed -n 's/.*cuts=\([0-9]*\).*/\1/p'; }
+# total_cuts: the cuts of the links in CUT_LINKS so far.
+CUT_LINKS=()
+total_cuts() {
+	local l n=0
+	for l in "${CUT_LINKS[@]}"; do n=$((n + $(cuts "$l"))); done
+	echo "$n"
+}
+# cut_under BYTES LINK...: arm the links to cut inside the next burst over
+# BYTES, send large submissions until one of them is cut (5 at most), put
+# them back to pass; false when none was cut.
+cut_under() {
+	local bytes=$1 l c0 _ n
+	shift
+	CUT_LINKS=("$@")
+	c0=$(total_cuts)
+	for l in "$@"; do px "$l" cut-mid "$bytes" >/dev/null; done
+	for _ in 1 2 3 4 5; do
+		submit_big
+		wait_until 10 "[ \$(total_cuts) -gt $c0 ]" && break
+	done
+	n=$(total_cuts)
+	for l in "$@"; do px "$l" pass >/dev/null; done
+	[ "$n" -gt "$c0" ]
+}
 
 # Each worker's config: its own two links, and 4 s heartbeats so a silent
 # link is found within the test.
@@ -119,17 +143,8 @@ submit_big
 sleep 10
 px all pass >/dev/null
 
-c0=$(( $(cuts a1) + $(cuts a2) ))
-px a1 cut-mid 65536 >/dev/null
-px a2 cut-mid 65536 >/dev/null
 log "3. RabbitMQ links armed to cut inside a burst over 64 kB"
-for _ in 1 2 3 4 5; do
-	submit_big
-	wait_until 10 "[ \$(( \$(cuts a1) + \$(cuts a2) )) -gt $c0 ]" && break
-done
-[ $(( $(cuts a1) + $(cuts a2) )) -gt "$c0" ] || fail "no RabbitMQ link was cut under a large message"
-px a1 pass >/dev/null
-px a2 pass >/dev/null
+cut_under 65536 a1 a2 || fail "no RabbitMQ link was cut under a large message"
 log "   cut under a large job.submit ($(px a1 status | grep -o 'cuts=[0-9]*') $(px a2 status | grep -o 'cuts=[0-9]*'))"
 
 px d2 blackhole >/dev/null
@@ -139,15 +154,8 @@ sleep 10
 px d2 pass >/dev/null
 log "   back after 10 s"
 
-c0=$(cuts d1)
-px d1 cut-mid 16384 >/dev/null
 log "5. worker 1's MariaDB link armed to cut inside a burst over 16 kB"
-for _ in 1 2 3 4 5; do
-	submit_big
-	wait_until 10 "[ \$(cuts d1) -gt $c0 ]" && break
-done
-px d1 pass >/dev/null
-[ "$(cuts d1)" -gt "$c0" ] || fail "worker 1's MariaDB link was never cut under a large statement"
+cut_under 16384 d1 || fail "worker 1's MariaDB link was never cut under a large statement"
 log "   cut under a statement"
 
 touch "$STOPLOAD"
