@@ -361,10 +361,15 @@ static void setup_ctx(struct jb_ctx *ctx, const struct jb_task *t,
 	ctx->express = contains(ctx->ptype, "urgent") ||
 		       t->priority >= JB_EXPRESS_PRIO;
 	ctx->links_full = env->nucleus_queued_files > p->nqueued_nuc_cap;
-	if (ctx->express) /* the caps' absence leaves no reason: say it */
-		note_append(out, "express (priority %ld, %s): no PJ-33/PJ-34/"
+	if (ctx->express) /* the caps' absence leaves no reason: say it,
+			  ** with a code and the numbers that made it so */
+		note_append(out, "express [express_uncapped] (priority %ld %s "
+				 "%d, processingType %s%s): no PJ-33/PJ-34/"
 				 "PJ-36 cap",
-			    t->priority, ctx->ptype[0] ? ctx->ptype : "-");
+			    t->priority,
+			    t->priority >= JB_EXPRESS_PRIO ? ">=" : "<",
+			    JB_EXPRESS_PRIO, ctx->ptype[0] ? ctx->ptype : "-",
+			    contains(ctx->ptype, "urgent") ? ", urgent" : "");
 	jb_split_ip(t->ip_connectivity, &ctx->ip_conn, &ctx->ip_stack);
 	ctx->nwp.nqueued_sat_cap = p->nqueued_sat_cap;
 	ctx->nwp.queue_importance = p->nw_queue_importance;

@@ -157,6 +157,17 @@ static void test_pj33_pj36_express_uncapped(void **state)
 		assert_int_equal(strstr(f->d.note, "no PJ-33/PJ-34/PJ-36 cap") !=
 					 NULL,
 				 express);
+		/* the code and the numbers compared */
+		if (express) {
+			char want[96];
+			snprintf(want, sizeof(want),
+				 "express [express_uncapped] (priority %ld %s "
+				 "1000",
+				 cases[i].prio, cases[i].prio >= 1000 ? ">=" : "<");
+			if (strstr(f->d.note, want) == NULL)
+				fail_msg("express case %zu: note '%s' lacks '%s'",
+					 i, f->d.note, want);
+		}
 		free(f);
 	}
 }
