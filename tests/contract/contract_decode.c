@@ -16,6 +16,14 @@
 ** job.status, which the route tells apart by "system"), pilot.match.reply,
 ** pilot.matched, pilot.nomatch.
 ** Exit 0 when every case was run, 2 on bad input.
+**
+** With --encode it prints instead what the worker's own encoders write for
+** the events and replies of a few fixed decisions (task.throttled,
+** job.timeout, job.rebrokered with and without TO-13 numbers, the
+** pilot.match reply matched and not, pilot.matched, pilot.nomatch), as one
+** JSON array of {"message": component name, "payload": body as JSON}, so
+** the checker can validate them against the document: what the workers
+** publish must be what the document promises.
 */
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +37,7 @@
 #include "codec/codec_panda.h"
 #include "codec/codec_tq.h"
 #include "gb_error.h"
+#include "timeout.h"
 
 #define ARENA_CAP (64u << 20)
 
@@ -119,8 +128,145 @@ static int decode(const char *name, const void *buf, size_t len,
 	return GB_EINVAL;
 }
 
+/* Append {"message": name, "payload": the body of `sb` as JSON}; 0 or -1
+** when the encoder failed (rc) or the body is not one msgpack object. */
+static int add_sample(json_t *out, const char *name, int rc,
+		      msgpack_sbuffer *sb)
+{
+	json_t *body = rc == 0 ? cod_to_json(sb->data, sb->size) : NULL;
+	msgpack_sbuffer_destroy(sb);
+	msgpack_sbuffer_init(sb);
+	if (!body) {
+		fprintf(stderr, "contract_decode: encoding %s failed (%d)\n",
+			name, rc);
+		return -1;
+	}
+	json_array_append_new(out, json_pack("{s:s, s:o}", "message", name,
+					     "payload", body));
+	return 0;
+}
+
+static struct cdt_match sample_match(int matched)
+{
+	struct cdt_match m;
+	memset(&m, 0, sizeof(m));
+	m.decision_id = matched ? 90211 : 90212;
+	m.request_id = matched ? "pm-8812" : "pm-8813";
+	m.pilot_id = matched ? "p-8812" : "p-8813";
+	m.site = "LCG.CERN.cern";
+	m.considered = 500;
+	m.rejected[TQ_FL_CPU_TIME] = 120;
+	m.rejected[TQ_FL_SITE] = 365;
+	if (matched) {
+		m.matched = 1;
+		m.job_id = 1001;
+		m.tq_id = 17;
+		m.owner = "/DC=ch/DC=cern/OU=Users/CN=alice";
+		m.owner_group = "lhcb_user";
+		m.tq_cpu_time = 86400;
+		m.code = "matched";
+		m.reason = "matched: 12 task queues";
+		m.matched_tqs = 12;
+		m.empty = 2;
+	} else {
+		m.code = "no_tq_matched";
+		m.reason = "no task queue matched: 500 considered";
+		m.rejected[TQ_FL_SITE] = 380;
+	}
+	return m;
+}
+
+/* The --encode samples on stdout; 0, or 1 when an encoder failed. */
+static int encode_samples(void)
+{
+	const long long now = 1715675400;
+	json_t *out = json_array();
+	msgpack_sbuffer sb;
+	msgpack_sbuffer_init(&sb);
+	int bad = 0;
+
+	struct an_user_load u = {
+		.running_jobs = 120, .queued_jobs = 35, .running_cores = 960,
+		.queued_cores = 280, .task_class = AN_CLASS_B,
+		.share_usage = 40, .share_target = 100, .hi_site_slots = 64,
+	};
+	struct an_throttle th = {1, "AJ-02", "running_jobs", 120, 100};
+	struct cdp_throttled_event te = {
+		.decision_id = 9001, .request_id = "anal-36200001-1-1",
+		.task_id = 36200001, .gshare = "User Analysis",
+		.user = "alice", .task_class = AN_CLASS_B, .load = &u,
+		.th = &th, .decided_at = now, .retry_at = now + 1200,
+	};
+	bad |= add_sample(out, "taskThrottled", cdp_encode_throttled(&te, &sb),
+			  &sb);
+
+	struct to_job j = {
+		.job_id = 4711000001LL, .status = TO_ST_ACTIVATED,
+		.status_since = now - 172801, .created_at = now - 200000,
+		.current_priority = 500,
+	};
+	struct to_queue q = {.last_start = now - 60};
+	struct to_verdict v;
+	if (to_check(&j, &q, NULL, now, &v) != 1) {
+		fprintf(stderr, "contract_decode: no timeout verdict\n");
+		bad = 1;
+	} else {
+		struct cdp_timeout_event e = {
+			.decision_id = 9100, .request_id = "gb-timeout-1",
+			.job_id = j.job_id, .task_id = 36100002,
+			.queue = "BNL_PROD", .gshare = "MC Reco",
+			.status = TO_ST_ACTIVATED, .v = &v,
+			.new_status = "pending", .attempt = 2,
+			.decided_at = now,
+		};
+		bad |= add_sample(out, "jobTimeout",
+				  cdp_encode_timeout(&e, &sb), &sb);
+	}
+
+	struct cdp_rebrokered_event re = {
+		.decision_id = 9100, .job_id = 4711000001LL,
+		.task_id = 36100002, .from_queue = "BNL_PROD",
+		.gshare = "MC Reco", .rule = "TO-05", .attempt = 2,
+		.job_request_id = "jobs-36100002-1-1", .decided_at = now,
+	};
+	bad |= add_sample(out, "jobRebrokered",
+			  cdp_encode_rebrokered(&re, &sb), &sb);
+	struct to_rebro_in in = {.nqueue = 500, .nrun = 100,
+				 .nqueue_total = 1000};
+	struct to_rebro_out ro = {.triggered = 1, .excess = 300,
+				  .ratio_limit = 200, .frac_limit = 150.5,
+				  .nqueue_limit = 50};
+	re.rule = "TO-13";
+	re.request_id = "gb-scan-1";
+	re.job_request_id = NULL;
+	re.rebro_in = &in;
+	re.rebro_out = &ro;
+	re.attempt = 1;
+	bad |= add_sample(out, "jobRebrokered",
+			  cdp_encode_rebrokered(&re, &sb), &sb);
+
+	struct cdt_match m[2] = {sample_match(1), sample_match(0)};
+	bad |= add_sample(out, "pilotMatchReply", cdt_encode_reply(&m[0], &sb),
+			  &sb);
+	bad |= add_sample(out, "pilotMatchReply", cdt_encode_reply(&m[1], &sb),
+			  &sb);
+	bad |= add_sample(out, "pilotMatched",
+			  cdt_encode_match_event("pilot.matched", &m[0], 1,
+						 &sb), &sb);
+	bad |= add_sample(out, "pilotNomatch",
+			  cdt_encode_match_event("pilot.nomatch", &m[1], 1,
+						 &sb), &sb);
+	msgpack_sbuffer_destroy(&sb);
+	json_dumpf(out, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(out);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--encode") == 0)
+		return encode_samples();
 	json_error_t je;
 	json_t *cases = argc > 1 ? json_load_file(argv[1], 0, &je)
 				 : json_loadf(stdin, 0, &je);
