@@ -18,7 +18,8 @@
 ** Exit 0 when every case was run, 2 on bad input.
 **
 ** With --encode it prints instead what the worker's own encoders write for
-** the events and replies of a few fixed decisions (task.throttled,
+** the events and replies of a few fixed decisions (task.assigned,
+** task.pending, task.throttled,
 ** job.timeout, job.rebrokered with and without TO-13 numbers, the
 ** pilot.match reply matched and not, pilot.matched, pilot.nomatch), as one
 ** JSON array of {"message": component name, "payload": body as JSON}, so
@@ -176,6 +177,53 @@ static struct cdt_match sample_match(int matched)
 	return m;
 }
 
+/* task.assigned (FC-06: nucleus-only on a bare nucleus) and task.pending
+** for three nuclei, one dropped by TB-01 and one by FC-02. */
+static int task_samples(json_t *out, msgpack_sbuffer *sb, long long now)
+{
+	struct tb_nucleus nuclei[3] = {
+		{.name = "LRZ-LMU", .status = "ACTIVE", .bare = TB_BARE_ONLY},
+		{.name = "CERN-PROD", .status = "ACTIVE"},
+		{.name = "TAIWAN-LCG2", .status = "OFFLINE"},
+	};
+	struct tb_task task = {.task_id = 36100005, .gshare = "MC Simul",
+			       .priority = 450, .full_chain = TB_FC_ONLY};
+	struct dec_candidate cands[3];
+	struct dec_decision d;
+	dec_init(&d, cands, 3);
+	for (size_t i = 0; i < 3; i++)
+		cands[i].name = nuclei[i].name;
+	dec_reject(&cands[2], "status", "TB-01", "status",
+		   "status %s is not ACTIVE", "OFFLINE", 0, 0, 0, 0);
+	dec_reject(&cands[1], "full chain", "FC-02", "not_bare_only",
+		   "fullChain=only needs bareNucleus=only, nucleus has '%s'",
+		   "", 0, 0, 0, 0);
+	cands[0].weight = 0.25;
+	dec_stage(&d, "status", "TB-01", 3, 2);
+	dec_stage(&d, "full chain", "FC-05", 2, 1);
+	d.outcome = DEC_ASSIGNED;
+	d.chosen = 0;
+	struct cod_task_event ev = {
+		.event = "task.assigned", .decision_id = 77,
+		.request_id = "req-1", .task = &task, .nuclei = nuclei,
+		.dec = &d, .decided_at = now,
+	};
+	int bad = add_sample(out, "taskAssigned",
+			     cod_encode_task_event(&ev, sb), sb);
+	dec_reject(&cands[0], "locality", "TB-07", "input_size",
+		   "local input %.1f%% <= %.0f%%", "", 4.7, 10, 0, 0);
+	dec_stage(&d, "locality", "TB-07", 1, 0);
+	d.outcome = DEC_PENDING;
+	d.chosen = -1;
+	d.retry_after_s = 1800;
+	ev.event = "task.pending";
+	ev.decision_id = 78;
+	ev.retry_at = now + 1800;
+	bad |= add_sample(out, "taskPending", cod_encode_task_event(&ev, sb),
+			  sb);
+	return bad;
+}
+
 /* The --encode samples on stdout; 0, or 1 when an encoder failed. */
 static int encode_samples(void)
 {
@@ -183,7 +231,7 @@ static int encode_samples(void)
 	json_t *out = json_array();
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
-	int bad = 0;
+	int bad = task_samples(out, &sb, now);
 
 	struct an_user_load u = {
 		.running_jobs = 120, .queued_jobs = 35, .running_cores = 960,
