@@ -19,7 +19,7 @@
 **
 ** With --encode it prints instead what the worker's own encoders write for
 ** the events and replies of a few fixed decisions (task.assigned,
-** task.pending, task.throttled,
+** task.pending, jobs.assigned, jobs.pending, task.throttled,
 ** job.timeout, job.rebrokered with and without TO-13 numbers, the
 ** pilot.match reply matched and not, pilot.matched, pilot.nomatch), as one
 ** JSON array of {"message": component name, "payload": body as JSON}, so
@@ -224,6 +224,92 @@ static int task_samples(json_t *out, msgpack_sbuffer *sb, long long now)
 	return bad;
 }
 
+/* jobs.assigned (five queues, two weighted, three dropped; BNL_PROD gets
+** three jobs, AGLT2_UCORE one, one job left unassigned) and jobs.pending
+** (every queue dropped). */
+static int jobs_samples(json_t *out, msgpack_sbuffer *sb, long long now)
+{
+	static const char *const names[5] = {"AGLT2_UCORE", "BNL_PROD",
+					     "CERN-P1_test", "MWT2_UCORE",
+					     "TOKYO-LCG2_MCORE"};
+	long jq[5] = {1, 0, 1, -1, 1};
+	enum jb_job_status js[5] = {JB_JOB_ACTIVATED, JB_JOB_ASSIGNED,
+				    JB_JOB_ACTIVATED, JB_JOB_UNASSIGNED,
+				    JB_JOB_ACTIVATED};
+	struct jb_queue queues[5];
+	struct dec_candidate cands[5];
+	struct gm_job jobs[5];
+	struct dec_decision d;
+	memset(queues, 0, sizeof(queues));
+	dec_init(&d, cands, 5);
+	for (size_t i = 0; i < 5; i++) {
+		queues[i].name = cands[i].name = names[i];
+		jobs[i] = (struct gm_job){4711000001LL + (long long)i, 100,
+					  NULL, 0};
+	}
+	cands[0].weight = 0.125;
+	cands[1].weight = 0.5;
+	dec_reject(&cands[2], "candidates", "PJ-01", "test_queue",
+		   "name %s contains 'test'", names[2], 0, 0, 0, 0);
+	dec_reject(&cands[3], "memory", "PJ-15", "highmemory",
+		   "memory %g MB > maxrss %g MB", NULL, 16200, 16000, 0, 0);
+	dec_reject(&cands[4], "memory", "PJ-15", "highmemory",
+		   "memory %g MB > maxrss %g MB", NULL, 16200, 2000, 0, 0);
+	dec_stage(&d, "candidates", "PJ-01", 5, 4);
+	dec_stage(&d, "memory", "PJ-15", 4, 2);
+	dec_stage(&d, "distribution", "PJ-36", 2, 2);
+	d.outcome = DEC_ASSIGNED;
+	d.chosen = 1;
+	struct gm_request req;
+	memset(&req, 0, sizeof(req));
+	req.t.task_id = 36100001;
+	req.t.gshare = "MC Simul";
+	req.t.nucleus = "BNL-ATLAS";
+	req.jobs = jobs;
+	req.njobs = 5;
+	struct jb_plan plan;
+	memset(&plan, 0, sizeof(plan));
+	plan.best[0] = 1;
+	plan.best[1] = 0;
+	plan.nbest = 2;
+	plan.job_queue = jq;
+	plan.job_status = js;
+	plan.nassigned = 4;
+	struct cdj_event ev = {
+		.event = "jobs.assigned", .decision_id = 1042,
+		.request_id = "jobs-36100001-1-1", .req = &req,
+		.queues = queues, .dec = &d, .plan = &plan,
+		.decided_at = now, .retry_at = now + JB_PENDING_RETRY_S,
+	};
+	int bad = add_sample(out, "jobsAssigned", cdj_encode_event(&ev, sb),
+			     sb);
+
+	dec_init(&d, cands, 2);
+	cands[0].name = names[0];
+	cands[1].name = names[1];
+	dec_reject(&cands[0], "status", "PJ-04", "status",
+		   "status %s is not online", "offline", 0, 0, 0, 0);
+	dec_reject(&cands[1], "memory", "PJ-15", "highmemory",
+		   "memory %g MB > maxrss %g MB", NULL, 16200, 2000, 0, 0);
+	dec_stage(&d, "status", "PJ-04", 2, 1);
+	dec_stage(&d, "memory", "PJ-15", 1, 0);
+	d.outcome = DEC_PENDING;
+	d.retry_after_s = JB_PENDING_RETRY_S;
+	for (size_t i = 0; i < 2; i++) {
+		jq[i] = -1;
+		js[i] = JB_JOB_UNASSIGNED;
+	}
+	req.njobs = 2;
+	memset(&plan, 0, sizeof(plan));
+	plan.job_queue = jq;
+	plan.job_status = js;
+	ev.event = "jobs.pending";
+	ev.decision_id = 1043;
+	ev.request_id = NULL;
+	bad |= add_sample(out, "jobsPending", cdj_encode_event(&ev, sb), sb);
+	return bad;
+}
+
 /* The --encode samples on stdout; 0, or 1 when an encoder failed. */
 static int encode_samples(void)
 {
@@ -232,6 +318,7 @@ static int encode_samples(void)
 	msgpack_sbuffer sb;
 	msgpack_sbuffer_init(&sb);
 	int bad = task_samples(out, &sb, now);
+	bad |= jobs_samples(out, &sb, now);
 
 	struct an_user_load u = {
 		.running_jobs = 120, .queued_jobs = 35, .running_cores = 960,
