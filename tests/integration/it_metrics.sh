@@ -77,13 +77,14 @@ for fam in gridbroker_requests_total gridbroker_decision_duration_seconds gridbr
 	gridbroker_amqp_confirm_seconds gridbroker_rejections_total gridbroker_reconnects_total \
 	gridbroker_dead_letters_total gridbroker_amqp_connected gridbroker_db_connected \
 	gridbroker_parked_requests gridbroker_unconfirmed_publishes gridbroker_backlog \
-	gridbroker_backlog_time_seconds; do
+	gridbroker_backlog_time_seconds gridbroker_outbox_oldest_seconds gridbroker_claim_conflicts_total; do
 	grep -q "^# TYPE $fam " "$T/before.prom" || fail "family $fam missing"
 done
 for s in 'gridbroker_reconnects_total{target="amqp"}' 'gridbroker_reconnects_total{target="db"}' \
 	'gridbroker_requests_total{type="task.broker",outcome="pending"}' \
 	'gridbroker_requests_total{type="job.broker",outcome="throttled"}' \
-	gridbroker_amqp_connected gridbroker_db_connected; do
+	gridbroker_amqp_connected gridbroker_db_connected gridbroker_outbox_oldest_seconds \
+	gridbroker_claim_conflicts_total; do
 	[ -n "$(val before.prom "$s")" ] || fail "series $s missing"
 done
 { [ "$(val before.prom gridbroker_amqp_connected)" = 1 ] && [ "$(val before.prom gridbroker_db_connected)" = 1 ]; } ||

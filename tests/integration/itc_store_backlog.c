@@ -8,13 +8,16 @@
 ** tasks beside an assigned one, 1 pending job request beside a done one,
 ** 3 pending jobs, 4 throttled jobs of 2 tasks (one of them already holding
 ** a throttled job before the case: it adds no throttled task), and jobs of
-** other statuses that count nowhere. Then EXPLAIN of the statement: no
+** other statuses that count nowhere; the oldest unsent outbox event (an
+** unsent row older than any other, a sent one older still). Then EXPLAIN
+** of the statement: no
 ** part of it may read a whole table (the gauges are counted by every
 ** worker every backlog_interval seconds, so the cost must follow the
 ** backlog, not the table sizes; migration 0007 adds the jobs index).
 **
 ** Rows of this test have ids from ITC_BASE (tasks, jobs) or request ids
-** starting with "itcb-"; they are deleted before and after the run.
+** starting with "itcb-" (outbox rows: message ids); they are deleted
+** before and after the run.
 */
 #include "../unit/gbtest.h"
 
@@ -39,6 +42,8 @@ static void cleanup(void)
 	      "s", "itcb-");
 	raw_q(NULL, 0, "DELETE FROM tasks WHERE task_id BETWEEN ? AND ?", "ll",
 	      ITC_BASE, ITC_BASE + 99999);
+	raw_q(NULL, 0, "DELETE FROM outbox WHERE LEFT(message_id, 5) = ?", "s",
+	      "itcb-");
 }
 
 ITC_GROUP_FIXTURE("itc_store_backlog", cleanup)
@@ -146,6 +151,32 @@ static void test_counts(void **state)
 	assert_int_equal(later.tasks_pending, after.tasks_pending);
 }
 
+static void outbox_row(const char *msgid, long long created, int sent)
+{
+	raw_q(NULL, 0,
+	      "INSERT INTO outbox (message_id, request_id, exchange, "
+	      "routing_key, type, body, created_at, sent_at) VALUES (?, "
+	      "'itcb-req', 'gridbroker.events', 'task.assigned', "
+	      "'task.assigned', 'x', ?, IF(? = 1, ?, NULL))",
+	      "slll", msgid, created, (long long)sent, created + 1);
+}
+
+/* The oldest unsent outbox event: a sent row older still does not count,
+** and once the oldest is sent the next one is the oldest. */
+static void test_outbox_oldest(void **state)
+{
+	(void)state;
+	/* other tests' leftovers are all newer than these (real or test
+	** clocks far above 10) */
+	outbox_row("itcb-sent", 3, 1);
+	outbox_row("itcb-old", 5, 0);
+	outbox_row("itcb-new", 9, 0);
+	assert_int_equal(count().outbox_oldest, 5);
+	raw_q(NULL, 0, "UPDATE outbox SET sent_at = 6 WHERE message_id = ?",
+	      "s", "itcb-old");
+	assert_int_equal(count().outbox_oldest, 9);
+}
+
 /* No part of the count reads a whole table: every table access of the
 ** plan uses an index ("type" is never ALL). */
 static void test_plan_uses_indexes(void **state)
@@ -183,7 +214,7 @@ static void test_plan_uses_indexes(void **state)
 			jobs_status++;
 	}
 	mysql_free_result(res);
-	assert_int_equal(tables, 5);
+	assert_int_equal(tables, 6);
 	assert_int_equal(jobs_status, 3);
 }
 
@@ -191,6 +222,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_counts, test_teardown),
+		cmocka_unit_test_teardown(test_outbox_oldest, test_teardown),
 		cmocka_unit_test_teardown(test_plan_uses_indexes,
 					  test_teardown),
 	};

@@ -317,7 +317,7 @@ static const double b_amqp[] = {0.0005, 0.001, 0.0025, 0.005, 0.01,
 enum {
 	F_UP, F_BUILD, F_START, F_REQUESTS, F_DECISION, F_DB, F_AMQP,
 	F_REJECT, F_RECONNECT, F_DEAD, F_AMQP_UP, F_DB_UP, F_PARKED,
-	F_INFLIGHT, F_BACKLOG, F_BACKLOG_TIME, F_N
+	F_INFLIGHT, F_BACKLOG, F_BACKLOG_TIME, F_OUTBOX_AGE, F_CLAIM_LOST, F_N
 };
 
 static const struct mx_def wk_defs[F_N] = {
@@ -375,6 +375,15 @@ static const struct mx_def wk_defs[F_N] = {
 			    "when gridbroker_backlog was last counted, "
 			    "seconds since the epoch; 0 = not yet",
 			    MX_GAUGE, {NULL, NULL}, NULL, 0, 0},
+	[F_OUTBOX_AGE] = {"gridbroker_outbox_oldest_seconds",
+			  "age of the oldest event still to publish in the "
+			  "outbox (MariaDB, every backlog_interval s); 0 = "
+			  "none",
+			  MX_GAUGE, {NULL, NULL}, NULL, 0, 0},
+	[F_CLAIM_LOST] = {"gridbroker_claim_conflicts_total",
+			  "pilot.match picks whose job another worker claimed "
+			  "first (the pilot picks again, up to 3 rounds)",
+			  MX_COUNTER, {NULL, NULL}, NULL, 0, 0},
 };
 
 static struct mx_registry wk_reg;
@@ -470,6 +479,16 @@ void mx_wk_backlog(const double v[MX_NBACKLOG], double at_unix)
 	for (size_t i = 0; i < MX_NBACKLOG; i++)
 		mx_set(&wk_reg, wk_fam[F_BACKLOG], i, 0, v[i]);
 	mx_set(&wk_reg, wk_fam[F_BACKLOG_TIME], 0, 0, at_unix);
+}
+
+void mx_wk_outbox_age(double seconds)
+{
+	mx_set(&wk_reg, wk_fam[F_OUTBOX_AGE], 0, 0, seconds > 0 ? seconds : 0);
+}
+
+void mx_wk_claim_conflict(void)
+{
+	mx_add(&wk_reg, wk_fam[F_CLAIM_LOST], 0, 0, 1);
 }
 
 void mx_wk_gauges(int amqp_up, int db_up, double parked, double inflight)

@@ -166,6 +166,11 @@ void mx_wk_dead_letter(const char *routing_key);
 /* The backlog as counted at `at_unix` (seconds since the epoch): each
 ** gauge of gridbroker_backlog, and gridbroker_backlog_time_seconds. */
 void mx_wk_backlog(const double v[MX_NBACKLOG], double at_unix);
+/* Age in seconds of the oldest unsent outbox event (0: none; a negative
+** age counts as 0), counted with the backlog. */
+void mx_wk_outbox_age(double seconds);
+/* A pilot.match pick lost: another worker claimed its job first. */
+void mx_wk_claim_conflict(void);
 /* Gauges refreshed before each scrape. */
 void mx_wk_gauges(int amqp_up, int db_up, double parked, double inflight);
 

@@ -641,6 +641,7 @@ static int claim_all(struct wk_worker *w, size_t *lost)
 				r->lost++;
 				(*lost)++;
 				w->n_claim_lost++;
+				mx_wk_claim_conflict();
 			}
 		}
 	}

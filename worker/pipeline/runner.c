@@ -1260,6 +1260,11 @@ void wk_backlog_scan(struct wk_worker *w)
 	/* Real time, not the clock seam: Prometheus compares it with its
 	** own clock to tell a stale count. */
 	mx_wk_backlog(v, (double)time(NULL));
+	/* The outbox stamps rows with the clock seam: its age is taken on
+	** the same clock. */
+	mx_wk_outbox_age(b.outbox_oldest > 0
+				 ? (double)(clk_now() - b.outbox_oldest)
+				 : 0);
 }
 
 void wk_outbox_relay(struct wk_worker *w)

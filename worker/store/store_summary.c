@@ -47,7 +47,8 @@ static const char SQL_BACKLOG[] =
 	"(SELECT COUNT(*) FROM job_requests WHERE status = 'pending'), "
 	"(SELECT COUNT(*) FROM jobs WHERE status = 'pending'), "
 	"(SELECT COUNT(DISTINCT task_id) FROM jobs WHERE status = 'throttled'), "
-	"(SELECT COUNT(*) FROM jobs WHERE status = 'throttled')";
+	"(SELECT COUNT(*) FROM jobs WHERE status = 'throttled'), "
+	"(SELECT COALESCE(MIN(created_at), 0) FROM outbox WHERE sent_at IS NULL)";
 
 int st_summary_groups(struct st_db *db, enum ss_kind kind, long long since,
 		      ss_group_cb cb, void *ud)
@@ -135,7 +136,7 @@ int st_summary_details(struct st_db *db, long long since, long long limit,
 int st_backlog(struct st_db *db, struct st_backlog *out)
 {
 	struct st_cols cols;
-	st_cols_init(&cols, "lllll");
+	st_cols_init(&cols, "llllll");
 	MYSQL_STMT *s = NULL;
 	int rc = st_query(db, (enum st_sid)SID_BACKLOG, SQL_BACKLOG, NULL,
 			  &cols, &s);
@@ -147,6 +148,7 @@ int st_backlog(struct st_db *db, struct st_backlog *out)
 		out->jobs_pending = st_col_ll(&cols, 2);
 		out->tasks_throttled = st_col_ll(&cols, 3);
 		out->jobs_throttled = st_col_ll(&cols, 4);
+		out->outbox_oldest = st_col_ll(&cols, 5);
 	}
 	st_done(s);
 	return rc;

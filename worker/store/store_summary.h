@@ -60,12 +60,15 @@ struct st_backlog {
 	long long jobs_pending;         /* jobs without a queue yet (PJ-35) */
 	long long tasks_throttled;      /* tasks with a throttled job (AJ-01..04) */
 	long long jobs_throttled;       /* jobs held by the analysis throttle */
+	long long outbox_oldest; /* created_at of the oldest unsent outbox
+				 ** event (the workers' clock); 0 = none */
 };
 
 /*
 ** Count the backlog into *out with one read-only statement that reads only
-** index ranges (migration 0007), so its cost follows the size of the
-** backlog, not of the tables. Returns 0 or a database error (st_error has
+** index ranges (migration 0007; the outbox's unsent rows by
+** idx_outbox_due), so its cost follows the size of the backlog, not of
+** the tables. Returns 0 or a database error (st_error has
 ** the text); *out is untouched on error.
 */
 int st_backlog(struct st_db *db, struct st_backlog *out);

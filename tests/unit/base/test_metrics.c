@@ -264,7 +264,8 @@ static void test_register_refuses(void **state)
 
 /* The worker's catalogue: up, a rule outside the table under "other", a
 ** decision's rejections by rule, a dead letter of an unknown key, the
-** backlog gauges and when they were counted. */
+** backlog gauges and when they were counted, the outbox's age (a negative
+** one is 0) and the claim conflicts. */
 static void test_catalogue(void **state)
 {
 	(void)state;
@@ -290,7 +291,17 @@ static void test_catalogue(void **state)
 		[MX_B_JOBS_THROTTLED] = 25, [MX_B_DIRAC_JOBS_WAITING] = 1000000,
 	};
 	mx_wk_backlog(backlog, 1700000042);
+	mx_wk_claim_conflict();
+	mx_wk_claim_conflict();
+	mx_wk_outbox_age(-3);
 	size_t need = 0;
+	assert_int_equal(mx_render(mx_wk(), NULL, 0, &need), GB_ETOOBIG);
+	char *neg = malloc(need + 1);
+	assert_non_null(neg);
+	assert_int_equal(mx_render(mx_wk(), neg, need + 1, &need), GB_OK);
+	assert_non_null(strstr(neg, "\ngridbroker_outbox_oldest_seconds 0\n"));
+	free(neg);
+	mx_wk_outbox_age(61.5);
 	assert_int_equal(mx_render(mx_wk(), NULL, 0, &need), GB_ETOOBIG);
 	char *buf = malloc(need + 1);
 	assert_non_null(buf);
@@ -325,6 +336,10 @@ static void test_catalogue(void **state)
 		"\ngridbroker_backlog{what=\"jobs_throttled\"} 25\n",
 		"\ngridbroker_backlog{what=\"dirac_jobs_waiting\"} 1000000\n",
 		"\ngridbroker_backlog_time_seconds 1700000042\n",
+		"\n# TYPE gridbroker_outbox_oldest_seconds gauge\n",
+		"\ngridbroker_outbox_oldest_seconds 61.5\n",
+		"\n# TYPE gridbroker_claim_conflicts_total counter\n",
+		"\ngridbroker_claim_conflicts_total 2\n",
 	};
 	for (size_t i = 0; i < NELEM(want); i++)
 		if (strstr(buf, want[i]) == NULL)
