@@ -30,6 +30,10 @@
 #   FAULTS_KEEP_SERVERS=1  leave the suite's servers running afterwards
 #   FAULTS_DB_PORT, FAULTS_AMQP_PORT, FAULTS_NODENAME  the suite's servers
 #                     (default 3417, 5683, gbfaults@localhost)
+#   FAULTS_RSS_GROWTH largest resident-memory growth allowed, in percent
+#                     (default 10; "off" reports it without judging, for
+#                     a sanitized build, whose quarantine holds freed
+#                     memory on purpose)
 #
 # The suite runs its own MariaDB and RabbitMQ (scripts/services with
 # GB_RUN_DIR=run/faults and other ports), so restarting them disturbs no
@@ -60,6 +64,32 @@
 #             messages and their statements); if none comes within 8 s,
 #             reset at once (the report says how many were mid-message)
 #   readonly  MariaDB refuses writes (read_only) for 2-5 s
+#
+# Resident memory: a sampler reads every worker's VmRSS (/proc/PID/status)
+# every 2 s into rss.tsv. Worker 1 is never chosen by the kill fault (the
+# other workers take all of them; it is paused, and lives through every
+# server restart and alarm like the others), so one process lives through
+# the whole run. Judged: every worker process alive both at the warm-up
+# mark (the first sample once a quarter of FAULTS_MESSAGES requests were
+# confirmed) and at the end (after quiescence, before it is stopped):
+# worker 1's always, a restarted slot's only if its last restart came
+# before the mark. Its VmRSS at the end may exceed its VmRSS at the mark by
+# at most FAULTS_RSS_GROWTH percent. Why a quarter: what this is for is
+# growth with the requests decided (a leak, a cache without bound), not
+# the first fill; measured, worker 1 went from 9 MB at its start to
+# 12.7 MB at once, stepped once to 17.7 MB near 10,000 requests (the
+# allocator's high-water mark after the first large messages and
+# reconnections) and then stayed at 17.8 MB to 50,000, so a mark at a
+# tenth would judge that step, not the run. The table also shows each
+# process's first sample and the peak. A slot whose last process started
+# after the mark is listed with its figures, not judged: its process saw
+# only part of the run.
+#
+# Sanitizers: every process the suite starts writes its AddressSanitizer,
+# LeakSanitizer and UndefinedBehaviorSanitizer reports to OUT/san
+# (tests/integration/sanitizers.sh); any report, or one in a worker's or
+# load generator's log, fails the run. A build without sanitizers writes
+# none.
 set -euo pipefail
 
 GB_SRC=${GB_SOURCE_DIR:?GB_SOURCE_DIR must point at the source tree}
@@ -91,6 +121,10 @@ SERVICES=$GB_SRC/scripts/services
 
 rm -rf "$OUT"
 mkdir -p "$OUT/logs"
+# shellcheck source=tests/integration/sanitizers.sh
+. "$GB_SRC/tests/integration/sanitizers.sh"
+san_setup "$OUT/san"
+RSS_GROWTH=${FAULTS_RSS_GROWTH:-10}
 T0=$SECONDS
 log() { printf '[%4ds] %s\n' "$((SECONDS - T0))" "$*"; }
 fail() { log "FAIL: $*"; exit 1; }
@@ -179,6 +213,10 @@ cleanup() {
 	# SIGKILL: on SIGTERM a load generator goes on to its quota.
 	for p in "${LG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ -n "${RSS_PID:-}" ]; then
+		: >"$OUT/rss.stop"
+		kill "$RSS_PID" 2>/dev/null || true
+	fi
 	rmqctl set_vm_memory_high_watermark 0.4 >/dev/null 2>&1 || true
 	sql -e "SET GLOBAL read_only = 0" >/dev/null 2>&1 || true
 	[ -n "${PXPID:-}" ] && kill "$PXPID" 2>/dev/null
@@ -257,10 +295,41 @@ done
 sent_so_far() { cat "$OUT"/sent-p*.tsv 2>/dev/null | wc -l; }
 log "$PRODUCERS load generators started ($RATE/s together, at least $MESSAGES requests)"
 
+# ---- resident memory (see the header) ---------------------------------------------
+worker_pid() { cat "$OUT/worker-$1.pid" 2>/dev/null; }
+# rss_sample LABEL: a line per live worker into rss.tsv: seconds, LABEL,
+# slot, pid, VmRSS (kB), requests confirmed so far.
+rss_sample() {
+	local label=$1 i pid kb n
+	n=$(sent_so_far) || n=0 # no ledger yet
+	for i in $(seq "$NWORKERS"); do
+		pid=$(worker_pid "$i") || continue
+		kb=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status" 2>/dev/null) || continue
+		[ -n "$kb" ] || continue
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$((SECONDS - T0))" "$label" "$i" "$pid" "$kb" "$n" >>"$OUT/rss.tsv"
+	done
+}
+# Every 2 s; the first round with a quarter of the requests confirmed is
+# the warm-up mark.
+rss_sampler() {
+	local warm=0 n
+	while [ ! -e "$OUT/rss.stop" ]; do
+		n=$(sent_so_far) || n=0
+		if (( ! warm )) && (( n >= MESSAGES / 4 )); then
+			rss_sample warm
+			warm=1
+		else
+			rss_sample run
+		fi
+		sleep 2
+	done
+}
+rss_sampler &
+RSS_PID=$!
+
 # ---- faults ----------------------------------------------------------------------
 # Faults injected so far, by kind.
 declare -A INJECTED=([kill]=0 [rabbitmq]=0 [mariadb]=0 [pause]=0 [alarm]=0)
-worker_pid() { cat "$OUT/worker-$1.pid" 2>/dev/null; }
 
 # A worker to hit: a live, running (not paused) one. The kill and pause
 # faults count only when they hit one; they wait for a restarted or resumed
@@ -270,10 +339,10 @@ worker_pid() { cat "$OUT/worker-$1.pid" 2>/dev/null; }
 # another's record.
 PAUSED=$OUT/paused.d
 mkdir -p "$PAUSED"
-live_worker() {
-	local i pid _
+live_worker() { # [FIRST]: a worker of slot FIRST (default 1) or later
+	local first=${1:-1} i pid _
 	for _ in $(seq $(( (HEARTBEAT * 7 / 2 + 20) * 10 ))); do
-		i=$((RANDOM % NWORKERS + 1))
+		i=$((RANDOM % (NWORKERS - first + 1) + first))
 		pid=$(worker_pid "$i") || pid=
 		if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ ! -e "$PAUSED/$pid" ]; then
 			echo "$pid"
@@ -285,7 +354,9 @@ live_worker() {
 }
 fault_kill() {
 	local pid
-	pid=$(live_worker) || fail "no live worker to kill"
+	# Never worker 1: it is the process that lives through the run for
+	# the memory figures (see the header).
+	pid=$(live_worker "$(( NWORKERS > 1 ? 2 : 1 ))") || fail "no live worker to kill"
 	kill -KILL "$pid" || fail "kill $pid"
 }
 fault_pause() {
@@ -447,6 +518,10 @@ for _ in $(seq 600); do
 done
 (( stable >= 5 )) || fail "did not quiesce in 600 s: $b requests queued, $u events unsent"
 log "quiescent: request queues empty, outbox sent"
+: >"$OUT/rss.stop"
+wait "$RSS_PID" 2>/dev/null || true
+RSS_PID=
+rss_sample end
 
 touch "$STOPFILE"
 for f in "$OUT"/worker-*.pid; do kill -TERM "$(cat "$f")" 2>/dev/null || true; done
@@ -467,4 +542,54 @@ fi
 FAULTS_INFO="capacity=$CAPACITY/s offered=$RATE/s confirmed=$((CONFIRMED / (LOAD_S > 0 ? LOAD_S : 1)))/s load_s=$LOAD_S"
 [ "$NET" = 1 ] && FAULTS_INFO+=" cuts_mid_message=$(awk '$1 == "cut" && $3 == "mid"' "$NETDONE" | wc -l)"
 export OUT DB_NAME SERVICES GB_RUN_DIR GB_DB_PORT GB_AMQP_PORT GB_RABBITMQ_NODENAME FAULTS_DONE FAULTS_INFO MESSAGES PER_KIND
-bash "$GB_SRC/tests/faults/check.sh"
+rc=0
+bash "$GB_SRC/tests/faults/check.sh" || rc=$?
+
+# rss_report: the memory table; false if a judged process grew more than
+# RSS_GROWTH percent, or worker 1 has no process alive at both ends.
+rss_report() {
+	local i starts
+	for i in $(seq "$NWORKERS"); do
+		starts=$(grep -c ' starting as ' "$OUT/logs/worker-$i.log" || true)
+		printf 'starts\t%s\t%s\n' "$i" "$starts"
+	done | cat - "$OUT/rss.tsv" | awk -F'\t' -v lim="$RSS_GROWTH" -v n="$NWORKERS" '
+	$1 == "starts" { starts[$2] = $3; next }
+	$2 == "warm" { mark[$4] = $5; markt = $1; markn = $6 }
+	$2 == "end" { endpid[$3] = $4; endkb[$3] = $5; endn = $6 }
+	{ if ($5 > peak[$3]) peak[$3] = $5; if (!($4 in first)) first[$4] = $5 }
+	function mb(kb) { return sprintf("%.1f MB", kb / 1024) }
+	END {
+		bad = 0
+		if (markt == "") { print "resident memory: FAIL: no sample at the warm-up mark (see rss.tsv)"; exit 1 }
+		printf "resident memory (VmRSS): warm-up mark at %ds, %d requests confirmed; end after quiescence, %d requests\n", markt, markn, endn
+		printf "  %-6s %9s %8s %10s %10s %10s %8s %10s  %s\n", "worker", "processes", "pid", "at start", "at mark", "at end", "growth", "peak", "verdict"
+		for (i = 1; i <= n; i++) {
+			pid = endpid[i]
+			if (pid == "") {
+				printf "  %-6d %9s %8s %10s %10s %10s %8s %10s  %s\n", i, starts[i], "-", "-", "-", "-", "-", mb(peak[i]), "FAIL: not running at the end"
+				bad = 1
+				continue
+			}
+			if (!(pid in mark)) {
+				v = "not judged: started after the mark"
+				if (i == 1 && n > 1) { v = "FAIL: worker 1 restarted on its own"; bad = 1 }
+				printf "  %-6d %9s %8s %10s %10s %10s %8s %10s  %s\n", i, starts[i], pid, mb(first[pid]), "-", mb(endkb[i]), "-", mb(peak[i]), v
+				continue
+			}
+			g = (endkb[i] - mark[pid]) * 100.0 / mark[pid]
+			v = "ok"
+			if (lim != "off" && g > lim + 0) { v = sprintf("FAIL: more than %s %%", lim); bad = 1 }
+			if (lim == "off") v = "not judged (FAULTS_RSS_GROWTH=off)"
+			printf "  %-6d %9s %8s %10s %10s %10s %+7.1f%% %10s  %s\n", i, starts[i], pid, mb(first[pid]), mb(mark[pid]), mb(endkb[i]), g, mb(peak[i]), v
+		}
+		exit bad
+	}'
+}
+rss_report || rc=1
+if ! san_check "$OUT/san" "$OUT"/logs/worker-*.log "$OUT"/logs/loadgen-*.log; then
+	log "FAIL: sanitizer reports (above)"
+	rc=1
+else
+	log "sanitizer reports: none"
+fi
+[ "$rc" -eq 0 ]

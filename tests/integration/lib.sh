@@ -20,6 +20,11 @@ GB_WORKER=$GB_BIN/gridbroker-worker
 GB_DB_NAME=$(sed -n 's/^name *= *//p' "$GB_CONFIG" | head -1)
 GB_CLOCK_FILE=$(sed -n 's/^clock_offset_file *= *//p' "$GB_CONFIG")
 T=$(mktemp -d "${TMPDIR:-/tmp}/gb-it.XXXXXX")
+# Sanitizer reports of every process this test starts go to $T/san and fail
+# the test at its exit (a sanitized build's; sanitizers.sh says why).
+# shellcheck source-path=SCRIPTDIR source=sanitizers.sh
+. "$GB_SRC/tests/integration/sanitizers.sh"
+san_setup "$T/san"
 GB_PIDS=()
 # The pid of each worker and subscriber by the NAME start_worker and
 # subscribe were given: "${PID[w1]}" is worker w1, "${SUB[ok]}" subscriber
@@ -32,11 +37,25 @@ ID_BASE=$(( ($(date +%s) % 1000000) * 100 + RANDOM % 100 ))
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -30 "$f"; }; done >&2; exit 1; }
 
-# stop_all: end every worker and subscriber this test started, and wait.
+# stop_all: end every worker and subscriber this test started, and wait. A
+# worker still running must exit with status 0 on SIGTERM (a sanitized one
+# that finds a leak at exit does not); one that did not is named in
+# $T/stop-status and fails the test at its exit.
 stop_all() {
-	local pid
+	local pid name rc
+	local -A live=()
+	for name in "${!PID[@]}"; do
+		kill -0 "${PID[$name]}" 2>/dev/null && live[${PID[$name]}]=$name
+	done
 	for pid in "${GB_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${GB_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	for pid in "${GB_PIDS[@]}"; do
+		rc=0
+		wait "$pid" 2>/dev/null || rc=$?
+		if [ -n "${live[$pid]:-}" ] && [ "$rc" -ne 0 ]; then
+			printf 'worker %s (pid %s) exited with status %s on SIGTERM\n' \
+				"${live[$pid]}" "$pid" "$rc" >>"$T/stop-status"
+		fi
+	done
 	GB_PIDS=()
 }
 
@@ -91,6 +110,11 @@ check_decision_inputs() {
 cleanup() {
 	local rc=$?
 	stop_all
+	if [ -s "$T/stop-status" ]; then
+		sed 's/^/FAIL: /' "$T/stop-status" >&2
+		rc=1
+	fi
+	san_check "$T/san" "$T"/*.log || rc=1
 	if [ "$rc" -eq 0 ] && ! check_decision_inputs; then
 		rc=1
 		# keep the inputs that differ for a look
