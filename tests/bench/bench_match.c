@@ -439,24 +439,44 @@ static int prepare_db(long long njobs, int chunk)
 		return 1;
 	}
 	/* In pieces: one DELETE of the 10 M rows a --scale run leaves
-	** outlasts the client's read timeout. */
-	const char *wipe[] = {
-		"DELETE FROM pilot_matches LIMIT 50000",
-		"DELETE FROM tq_jobs LIMIT 50000",
-		"DELETE FROM tq_requirements LIMIT 50000",
-		"DELETE FROM task_queues LIMIT 50000",
-		"DELETE FROM wms_jobs LIMIT 50000",
-		"DELETE FROM outbox WHERE routing_key LIKE 'pilot.%' LIMIT 50000"};
+	** outlasts the client's read timeout. Each piece is repeated until
+	** the table has no row it would delete (st_plain drains the result,
+	** which loses the affected-row count), children before parents. */
+	static const struct {
+		const char *del, *left;
+	} wipe[] = {
+		{"DELETE FROM pilot_matches LIMIT 50000",
+		 "SELECT 1 FROM pilot_matches LIMIT 1"},
+		{"DELETE FROM tq_jobs LIMIT 50000", "SELECT 1 FROM tq_jobs LIMIT 1"},
+		{"DELETE FROM tq_requirements LIMIT 50000",
+		 "SELECT 1 FROM tq_requirements LIMIT 1"},
+		{"DELETE FROM tq_removed LIMIT 50000",
+		 "SELECT 1 FROM tq_removed LIMIT 1"},
+		{"DELETE FROM task_queues LIMIT 50000",
+		 "SELECT 1 FROM task_queues LIMIT 1"},
+		{"DELETE FROM wms_jobs LIMIT 50000", "SELECT 1 FROM wms_jobs LIMIT 1"},
+		{"DELETE FROM outbox WHERE routing_key LIKE 'pilot.%' LIMIT 50000",
+		 "SELECT 1 FROM outbox WHERE routing_key LIKE 'pilot.%' LIMIT 1"}};
 	for (size_t i = 0; i < sizeof(wipe) / sizeof(wipe[0]); i++) {
-		my_ulonglong gone;
-		do {
-			if (st_plain(db, wipe[i], strlen(wipe[i])) != GB_OK) {
+		for (;;) {
+			if (st_plain(db, wipe[i].del, strlen(wipe[i].del)) !=
+			    GB_OK) {
 				fprintf(stderr, "bench_match: %s: %s\n",
-					wipe[i], st_error(db));
+					wipe[i].del, st_error(db));
 				return 1;
 			}
-			gone = mysql_affected_rows(db->my);
-		} while (gone > 0 && gone != (my_ulonglong)-1);
+			if (mysql_query(db->my, wipe[i].left) != 0) {
+				fprintf(stderr, "bench_match: %s: %s\n",
+					wipe[i].left, mysql_error(db->my));
+				return 1;
+			}
+			MYSQL_RES *r = mysql_store_result(db->my);
+			int more = r != NULL && mysql_num_rows(r) > 0;
+			if (r)
+				mysql_free_result(r);
+			if (!more)
+				break;
+		}
 	}
 	static const struct pr_group groups[] = {{"lhcb_mc", 300, 1},
 						 {"lhcb_data", 40000, 1},
