@@ -216,6 +216,22 @@ int wk_publish_row(struct wk_worker *w, const struct st_outbox_row *r,
 int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
 			uint64_t gen, const uint64_t *tags, size_t n);
 
+/*
+** Publish a message that has no outbox row (a pilot.match reply) with a
+** confirm, and ack the delivery (gen, tag) on that confirm, not before.
+** Why: an ack sent while the reply is unconfirmed reaches the broker on
+** another channel; if the connection then dies, the request is gone and
+** its reply with it (the fault suite lost a reply so: a link cut during a
+** memory alarm). Unacked, the request goes back to its queue and its
+** redelivery is answered from the recorded decision. Returns 0;
+** GB_ETIMEOUT when the confirm window is full or the broker blocks
+** publishers (nothing sent: the caller holds the reply); or the
+** publish's error (nothing acked).
+*/
+int wk_publish_acked(struct wk_worker *w, const char *exchange,
+		     const char *rkey, const struct amq_props *props,
+		     const void *body, size_t len, uint64_t gen, uint64_t tag);
+
 /* Count and log a database failure; marks the database down on
 ** GB_EDBGONE so the loop stops consuming until it is back. */
 void wk_db_failed(struct wk_worker *w, int rc, const char *what);

@@ -366,9 +366,11 @@ static void fill_match(const struct wk_match_req *r, struct cdt_match *m)
 	memcpy(m->rejected, r->res.rejected, sizeof(m->rejected));
 }
 
-static int publish_reply(struct wk_worker *w, const char *reply_to,
-			 const char *corr_id, const char *msgid,
-			 const void *body, size_t len)
+/* Publish a reply; its request (gen, tag) is acked on the reply's confirm
+** (wk_publish_acked says why). */
+static int publish_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
+			 const char *reply_to, const char *corr_id,
+			 const char *msgid, const void *body, size_t len)
 {
 	struct amq_props props = {
 		.message_id = msgid,
@@ -376,7 +378,7 @@ static int publish_reply(struct wk_worker *w, const char *reply_to,
 		.content_type = "application/msgpack",
 		.correlation_id = corr_id,
 	};
-	return amq_publish(w->amq, "", reply_to, &props, body, len, NULL);
+	return wk_publish_acked(w, "", reply_to, &props, body, len, gen, tag);
 }
 
 static char *sdup(const char *s)
@@ -428,26 +430,27 @@ static void replies_retry(struct wk_worker *w)
 		struct wk_reply_wait *x = &t->rw[i];
 		int rc = GB_EAMQPGONE;
 		if (x->gen == gen)
-			rc = publish_reply(w, x->reply_to, x->corr_id,
-					   x->msgid, x->body, x->len);
+			rc = publish_reply(w, x->gen, x->tag, x->reply_to,
+					   x->corr_id, x->msgid, x->body,
+					   x->len);
 		if (rc == GB_ETIMEOUT) {
 			t->rw[keep++] = *x; /* still blocked: later */
 			continue;
 		}
-		if (rc == GB_OK)
-			amq_ack(w->amq, x->gen, x->tag);
-		/* Otherwise the connection is gone and the broker requeued
-		** the request; its redelivery answers again. */
+		/* Published: its confirm acks the request. Otherwise the
+		** connection is gone and the broker requeued the request;
+		** its redelivery answers again. */
 		rw_free(x);
 	}
 	t->nrw = keep;
 }
 
 /*
-** Answer one pilot. Returns 1 when its request can be acked with the
-** batch (reply published, or none wanted), 0 when the reply is held for
-** later (replies_retry acks the request then), or a negative error
-** when the request must be handed back.
+** Answer one pilot. Returns 2 when the reply is published (its confirm
+** acks the request), 1 when no reply is wanted (ack the request with the
+** batch), 0 when the reply is held for later (replies_retry publishes it
+** and its confirm acks the request), or a negative error when the request
+** must be handed back.
 **
 ** Why hold rather than hand back: the broker refuses publishes for a
 ** while under an alarm, and a request nacked then is redelivered at once,
@@ -466,9 +469,9 @@ static int send_reply(struct wk_worker *w, uint64_t gen, uint64_t tag,
 	char msgid[64];
 	snprintf(msgid, sizeof(msgid), "gb-pilot-%lld-reply", m->decision_id);
 	if (rc == GB_OK)
-		rc = publish_reply(w, reply_to, corr_id, msgid, sb.data,
-				   sb.size);
-	int out = rc == GB_OK ? 1 : rc;
+		rc = publish_reply(w, gen, tag, reply_to, corr_id, msgid,
+				   sb.data, sb.size);
+	int out = rc == GB_OK ? 2 : rc;
 	if (rc == GB_ETIMEOUT)
 		out = hold_reply(w, gen, tag, reply_to, corr_id, msgid,
 				 &sb) == GB_OK
@@ -498,7 +501,7 @@ static void answer_recorded(struct wk_worker *w, uint64_t gen, uint64_t tag,
 		 "again", m->request_id, m->decision_id);
 	int sent = send_reply(w, gen, tag, reply_to, corr_id, m);
 	if (sent == 1)
-		amq_ack(w->amq, gen, tag);
+		amq_ack(w->amq, gen, tag); /* no reply wanted */
 	else if (sent < 0)
 		amq_nack(w->amq, gen, tag, 1);
 }
@@ -899,6 +902,10 @@ static void answer_batch(struct wk_txn *x)
 		log_pilot(w, r);
 		int sent = send_reply(w, r->gen, r->tag, r->reply_to,
 				      r->corr_id, &m);
+		if (sent == 2) {
+			w->n_decided++; /* acked on its reply's confirm */
+			continue;
+		}
 		if (sent == 0)
 			continue; /* held: acked once the reply is out */
 		if (sent < 0) {

@@ -223,6 +223,27 @@ int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
 	return GB_OK;
 }
 
+int wk_publish_acked(struct wk_worker *w, const char *exchange,
+		     const char *rkey, const struct amq_props *props,
+		     const void *body, size_t len, uint64_t gen, uint64_t tag)
+{
+	struct wk_pending *p = slot_free(w);
+	if (p == NULL)
+		return GB_ETIMEOUT;
+	uint64_t seq = 0;
+	int rc = amq_publish(w->amq, exchange, rkey, props, body, len, &seq);
+	if (rc != GB_OK)
+		return rc;
+	memset(p, 0, sizeof(*p));
+	p->used = 1;
+	p->seq = seq;
+	p->t0 = clk_mono();
+	p->has_delivery = 1;
+	p->gen = gen;
+	p->tag = tag;
+	return GB_OK;
+}
+
 /* Ack what a confirmed publish settles: its delivery, or a group
 ** commit's deliveries. */
 static void ack_all(struct wk_worker *w, const struct wk_pending *p)
