@@ -175,6 +175,9 @@ for i in $(seq "$NWORKERS"); do
 done
 "$PX" --control "$PXPORT" --seed "$SEED" "${PXLINKS[@]}" >"$OUT/logs/proxy.log" 2>&1 &
 PXPID=$!
+# Until cleanup's trap is set below: a failure before it must not leave the
+# proxy holding its ports.
+trap 'kill "$PXPID" 2>/dev/null' EXIT
 for _ in $(seq 50); do grep -q 'control on' "$OUT/logs/proxy.log" && break; sleep 0.1; done
 grep -q 'control on' "$OUT/logs/proxy.log" || fail "the fault proxy did not start: $(cat "$OUT/logs/proxy.log")"
 # px COMMAND...: one command to the proxy; its answer on stdout.
