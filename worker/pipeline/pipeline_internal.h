@@ -217,8 +217,9 @@ int wk_publish_row_acks(struct wk_worker *w, const struct st_outbox_row *r,
 			uint64_t gen, const uint64_t *tags, size_t n);
 
 /*
-** Publish a message that has no outbox row (a pilot.match reply) with a
-** confirm, and ack the delivery (gen, tag) on that confirm, not before.
+** Publish a message that has no outbox row (a pilot.match reply, a
+** dead-letter copy) with a confirm, and ack the delivery (gen, tag) on
+** that confirm, not before.
 ** Why: an ack sent while the reply is unconfirmed reaches the broker on
 ** another channel; if the connection then dies, the request is gone and
 ** its reply with it (the fault suite lost a reply so: a link cut during a

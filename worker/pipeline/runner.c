@@ -368,22 +368,11 @@ static void wk_dead_letter(struct wk_worker *w, const struct amq_delivery *d,
 	log_warn("dead-lettered %s message %s: %s",
 		 d->routing_key ? d->routing_key : "?",
 		 d->props.message_id ? d->props.message_id : "(no id)", hdr);
-	struct wk_pending *p = slot_free(w);
-	uint64_t seq = 0;
-	if (p == NULL ||
-	    amq_publish(w->amq, AMQ_EX_DLX,
-			d->routing_key ? d->routing_key : "unknown", &props,
-			d->body, d->len, &seq) != GB_OK) {
+	if (wk_publish_acked(w, AMQ_EX_DLX,
+			     d->routing_key ? d->routing_key : "unknown",
+			     &props, d->body, d->len, d->gen,
+			     d->tag) != GB_OK)
 		amq_nack(w->amq, d->gen, d->tag, 0);
-		return;
-	}
-	memset(p, 0, sizeof(*p));
-	p->used = 1;
-	p->seq = seq;
-	p->t0 = clk_mono();
-	p->has_delivery = 1;
-	p->gen = d->gen;
-	p->tag = d->tag;
 }
 
 /* ---- one transaction --------------------------------------------------- */
