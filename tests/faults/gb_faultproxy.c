@@ -216,12 +216,16 @@ static void on_due(evutil_socket_t fd, short what, void *arg)
 	event_base_update_cache_time(base);
 	double t = now_ms();
 	while (d->head && d->head->due_ms <= t + 0.5) {
+		/* Silenced while chunks were held: they stay at the head, in
+		** order, and the timer is re-armed when the link is back
+		** (taking one off first would drop its bytes from the
+		** stream, and leak it). */
+		if (d->c->l->mode == FP_BLACKHOLE)
+			return;
 		struct fp_chunk *k = d->head;
 		d->head = k->next;
 		if (d->head == NULL)
 			d->tail = NULL;
-		if (d->c->l->mode == FP_BLACKHOLE)
-			return; /* held on; re-armed when the link is back */
 		deliver(d, k->data);
 		evbuffer_free(k->data);
 		free(k);

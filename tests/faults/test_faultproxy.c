@@ -280,6 +280,36 @@ static void test_delay(void **state)
 	ctl_ok("db pass");
 }
 
+/* Delay, then silence while delayed chunks are still held (the fault
+** suite does this when a latency fault overlaps a silent link): nothing
+** arrives during the silence, and once the link is back every held byte
+** arrives, in order, none dropped. */
+static void test_delay_then_blackhole(void **state)
+{
+	(void)state;
+	ctl_ok("db delay 300 300");
+	int fd = dial(link_port);
+	assert_true(fd >= 0);
+	unsigned char seq[40];
+	for (int i = 0; i < 20; i++) {
+		unsigned char c = (unsigned char)i;
+		assert_int_equal(write(fd, &c, 1), 1);
+		usleep(5000);
+	}
+	/* silenced before the first chunk falls due */
+	ctl_ok("db blackhole");
+	assert_int_equal(read_for(fd, (char *)seq, 20, 700), 0);
+	for (int i = 20; i < 40; i++) {
+		unsigned char c = (unsigned char)i;
+		assert_int_equal(write(fd, &c, 1), 1);
+	}
+	ctl_ok("db pass");
+	assert_int_equal(read_for(fd, (char *)seq, 40, 10000), 40);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(seq[i], i);
+	close(fd);
+}
+
 static void test_cut_mid(void **state)
 {
 	(void)state;
@@ -434,6 +464,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_pass, setup),
 		cmocka_unit_test_setup(test_blackhole, setup),
 		cmocka_unit_test_setup(test_delay, setup),
+		cmocka_unit_test_setup(test_delay_then_blackhole, setup),
 		cmocka_unit_test_setup(test_cut_mid, setup),
 		cmocka_unit_test_setup(test_reset, setup),
 		cmocka_unit_test_setup(test_control_errors, setup),
