@@ -174,6 +174,21 @@ static int run_timeout(json_t *root, struct arena *a, struct ex_result *out,
 	return rc;
 }
 
+enum ex_kind ex_kind_of(json_t *root)
+{
+	/* "kind" first: a timeout scenario also has "queues" (an object). */
+	if (sct_is_timeout_scenario(root) ||
+	    (json_is_object(root) && json_object_get(root, "kind")))
+		return EX_TIMEOUT;
+	if (sca_is_analysis_scenario(root))
+		return EX_ANALYSIS;
+	if (json_is_object(root) && json_object_get(root, "queues"))
+		return EX_JOBS;
+	if (scm_is_match_scenario(root))
+		return EX_MATCH;
+	return EX_TASK;
+}
+
 int ex_run(json_t *root, struct arena *a, struct ex_result *out, char *err,
 	   size_t errlen)
 {
@@ -182,24 +197,18 @@ int ex_run(json_t *root, struct arena *a, struct ex_result *out, char *err,
 	memset(out, 0, sizeof(*out));
 	if (err && errlen)
 		err[0] = '\0';
-	/* "kind" first: a timeout scenario also has "queues" (an object). */
-	if (sct_is_timeout_scenario(root) ||
-	    (json_is_object(root) && json_object_get(root, "kind"))) {
-		out->kind = EX_TIMEOUT;
+	out->kind = ex_kind_of(root);
+	switch (out->kind) {
+	case EX_TIMEOUT:
 		return run_timeout(root, a, out, err, errlen);
-	}
-	if (sca_is_analysis_scenario(root)) {
-		out->kind = EX_ANALYSIS;
+	case EX_ANALYSIS:
 		return run_analysis(root, a, out, err, errlen);
-	}
-	if (json_is_object(root) && json_object_get(root, "queues")) {
-		out->kind = EX_JOBS;
+	case EX_JOBS:
 		return run_jobs(root, a, out, err, errlen);
-	}
-	if (scm_is_match_scenario(root)) {
-		out->kind = EX_MATCH;
+	case EX_MATCH:
 		return run_match(root, a, out, err, errlen);
+	case EX_TASK:
+		break;
 	}
-	out->kind = EX_TASK;
 	return run_task(root, a, out, err, errlen);
 }

@@ -40,6 +40,10 @@ enum ex_kind {
 ** kind column of the decision records). */
 const char *ex_kind_name(enum ex_kind k);
 
+/* The kind of scenario `root` by its shape, as ex_run tells it (see the
+** file comment); EX_TASK for anything else, including NULL. */
+enum ex_kind ex_kind_of(json_t *root);
+
 struct ex_record {
 	const char *text;     /* the record as the worker stores it */
 	const char *subject;  /* task id, pilot id or job id */
