@@ -23,7 +23,7 @@ sql "UPDATE queue_counts SET running = 0, defined = 0, assigned = 0, activated =
 old_limit=$(sql "SELECT value FROM params WHERE component = 'jobbroker' AND name = 'NQUEUELIMITSITE'")
 [ -n "$old_limit" ] || fail "no NQUEUELIMITSITE row in params"
 # Put the limit back whatever happens, then lib.sh's cleanup.
-trap 'rc=$?; sql "UPDATE params SET value = '"'$old_limit'"' WHERE component = '"'jobbroker'"' AND name = '"'NQUEUELIMITSITE'"'" >/dev/null 2>&1; (exit $rc); cleanup' EXIT
+trap 'rc=$?; sql "UPDATE params SET value = '"'$old_limit'"' WHERE component = '"'jobbroker'"' AND name = '"'NQUEUELIMITSITE'"'" >/dev/null 2>&1 || true; set +e; (exit $rc); cleanup' EXIT
 sql "UPDATE params SET value = '$CAP' WHERE component = 'jobbroker' AND name = 'NQUEUELIMITSITE'" ||
 	fail "set NQUEUELIMITSITE"
 
