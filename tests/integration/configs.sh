@@ -22,3 +22,13 @@ else
 	GB_ADMIN_CONFIG=$GB_CONFIG
 fi
 export GB_ADMIN_CONFIG
+# GB_RO_CONFIG: the read-only account's (replay): GB_IT_RO_CONFIG, else the
+# <name>-readonly.conf scripts/services writes, else GB_CONFIG.
+if [ -n "${GB_IT_RO_CONFIG:-}" ]; then
+	GB_RO_CONFIG=$GB_IT_RO_CONFIG
+elif [ -f "${GB_CONFIG%.conf}-readonly.conf" ]; then
+	GB_RO_CONFIG=${GB_CONFIG%.conf}-readonly.conf
+else
+	GB_RO_CONFIG=$GB_CONFIG
+fi
+export GB_RO_CONFIG

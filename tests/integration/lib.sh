@@ -74,6 +74,29 @@ worker_conf() {
 	printf '%s\n' "$conf"
 }
 
+# check_replay: `gridbroker replay` with no change, over every decision
+# this test's workers made, re-decides each from the inputs stored with it
+# to the digest stored with it: 0 differences, none skipped. Run with the
+# read-only account, as an operator would. The window: from this test's
+# start to now on the workers' clock (the clock seam may have moved it
+# ahead; an earlier test that moved it further stored decisions later
+# still, which are not this test's).
+IT_T0=$(($(date +%s) - 1))
+check_replay() {
+	local out off=0
+	[ -n "$GB_CLOCK_FILE" ] && [ -f "$GB_CLOCK_FILE" ] && off=$(cat "$GB_CLOCK_FILE")
+	out=$("$GB" -c "$GB_RO_CONFIG" replay --since "$IT_T0" --until $(($(date +%s) + off + 2)) --json 2>"$T/replay-check.err") || {
+		echo "FAIL: replay: $(cat "$T/replay-check.err")" >&2
+		return 1
+	}
+	python3 -c 'import json,sys
+d = json.loads(sys.argv[1])
+if d["digestDiffers"] or d["skipped"]:
+    print("FAIL: replay with no change: %d of %d decisions differ, %d skipped %s; largest: %s" % (d["digestDiffers"], d["replayed"], d["skipped"], d["skipReasons"], d["largestChanges"][:3]), file=sys.stderr)
+    sys.exit(1)
+print("replay, no change: %d decisions, 0 differ" % d["replayed"])' "$out"
+}
+
 # check_decision_inputs: for every decision a worker of this test made and
 # dumped, the digest `gridbroker explain` gives its inputs must be the
 # digest of the record the worker stored: one decision path for both. A
@@ -115,6 +138,16 @@ cleanup() {
 		rc=1
 	fi
 	san_check "$T/san" "$T"/*.log || rc=1
+	if [ "$rc" -eq 0 ] && ! check_replay; then
+		rc=1
+	fi
+	# every decision's inputs as the workers wrote them, against the
+	# scenario schemas
+	if [ "$rc" -eq 0 ] && compgen -G "$INPUTS/*.json" >/dev/null &&
+		! python3 "$GB_SRC/scripts/check-scenarios" "$INPUTS" >"$T/schemas.out" 2>&1; then
+		sed 's/^/FAIL: /' "$T/schemas.out" >&2
+		rc=1
+	fi
 	if [ "$rc" -eq 0 ] && ! check_decision_inputs; then
 		rc=1
 		# keep the inputs that differ for a look

@@ -176,6 +176,15 @@ const struct cfg_key cfg_keys[] = {
 	K_PATH("worker", "decision_inputs_dir", decision_inputs_dir, "", 1,
 	       "directory that gets each decision's inputs as a scenario "
 	       "file `gridbroker explain` re-decides; empty = off"),
+	K_INT("worker", "decision_inputs", decision_inputs, 0, 1, "1", 1,
+	      "1: store each decision's inputs (its scenario, compressed) "
+	      "with it, for `gridbroker why ... --scenario` and `gridbroker "
+	      "replay`; 0: only the record"),
+	K_INT("worker", "decision_inputs_max_jobs", decision_inputs_max_jobs,
+	      0, 100000000, "2000", 1,
+	      "a pilot decision's inputs are the task queue index it saw: "
+	      "not stored when the index holds more waiting jobs than this "
+	      "(0: never for pilots)"),
 
 	K_INT("dirac", "match_batch", match_batch, 1, 256, "64", 0,
 	      "pilot.match requests claimed in one transaction (group commit)"),

@@ -38,7 +38,8 @@
 **   reloadable), worker.decision_retention_interval 60 (s, reloadable),
 **   worker.backlog_interval 30 (s, 0 = off, reloadable),
 **   worker.decision_inputs_dir "" (reloadable; empty = off: see
-**   pipeline/dump.h)
+**   pipeline/dump.h), worker.decision_inputs 1 (reloadable),
+**   worker.decision_inputs_max_jobs 2000 (reloadable; see pipeline/dump.h)
 */
 #ifndef GB_CONFIG_H
 #define GB_CONFIG_H
@@ -96,6 +97,8 @@ struct gb_config {
 	int decision_retention_interval; /* s between retention passes */
 	int backlog_interval;      /* s between backlog counts, 0 = off */
 	char decision_inputs_dir[PATH_MAX]; /* "" = no scenario dumps */
+	int decision_inputs;       /* 1: store each decision's inputs */
+	int decision_inputs_max_jobs; /* pilot: index jobs up to which */
 	/* [dirac] */
 	int match_batch;           /* pilot.match requests per group commit */
 	int broker_batch;          /* brokerage requests per group commit */

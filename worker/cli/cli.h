@@ -66,6 +66,7 @@ extern const struct cli_cmd_entry cli_cmd_dlq;     /* dlq */
 extern const struct cli_cmd_entry cli_cmd_summary; /* summary */
 extern const struct cli_cmd_entry cli_cmd_explain; /* explain */
 extern const struct cli_cmd_entry cli_cmd_why;     /* why task|job|pilot */
+extern const struct cli_cmd_entry cli_cmd_replay;  /* replay */
 
 /* ---- cli_util.c --------------------------------------------------------- */
 

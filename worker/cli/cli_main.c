@@ -43,7 +43,7 @@ static const struct cli_cmd_entry *const cmd_table[] = {
 	&cli_cmd_db,      &cli_cmd_grid,    &cli_cmd_job,     &cli_cmd_tq,
 	&cli_cmd_pilot,   &cli_cmd_task,    &cli_cmd_events,  &cli_cmd_publish,
 	&cli_cmd_dlq,     &cli_cmd_summary, &cli_cmd_explain, &cli_cmd_why,
-	&help_cmd,        &version_cmd,     NULL,
+	&cli_cmd_replay,  &help_cmd,        &version_cmd,     NULL,
 };
 
 /*

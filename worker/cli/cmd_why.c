@@ -1,31 +1,111 @@
 /*
-** cmd_why.c — `gridbroker why task|job|pilot ID [--json] [-a|--all]`: the
-** decision records stored in MariaDB (decrec.h) answer "why did my task,
-** job or pilot go there, or nowhere?" after the fact, with the same text
-** `explain` prints offline for the same decision (all but the head line:
-** report/render.h). Reading: store_decisions.c; the text: render.c.
+** cmd_why.c — `gridbroker why task|job|pilot ID [--json] [-a|--all]
+** [--scenario FILE]`: the decision records stored in MariaDB (decrec.h)
+** answer "why did my task, job or pilot go there, or nowhere?" after the
+** fact, with the same text `explain` prints offline for the same decision
+** (all but the head line: report/render.h). Reading: store_decisions.c;
+** the text: render.c. --scenario writes the inputs stored with the latest
+** decision (store_inputs.h) as the scenario file `explain` re-decides to
+** the same record digest.
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/arena.h"
+#include "base/timefmt.h"
+#include "base/zbuf.h"
 #include "cli/cli.h"
 #include "gb_error.h"
 #include "store/store_decisions.h"
+#include "store/store_inputs.h"
 #include "report/render.h"
 
 /* Room for the records read: `--all` of a task retried hourly for the
 ** 30-day default retention is ~720 records of up to DR_RECORD_MAX. */
 #define WHY_ARENA (64u << 20)
 
+/*
+** Write decision `r`'s stored inputs to `path` ("-": stdout) as a scenario
+** file: the stored JSON, indented, with a "description" naming the
+** decision. Returns the exit status (0, or 1 after saying why).
+*/
+static int write_scenario(struct st_db *db, const struct st_dec_row *r,
+			  const char *path, struct arena *a)
+{
+	if (strcmp(r->kind, "rebro") == 0) {
+		fprintf(stderr, "gridbroker: decision %lld is a fast "
+				"rebrokerage, whose inputs no scenario holds "
+				"(which jobs move is the store's pick)\n",
+			r->id);
+		return 1;
+	}
+	enum st_in_src src = strcmp(r->kind, "pilot") == 0 ? ST_IN_PILOTS
+							   : ST_IN_DECISIONS;
+	struct st_in_row in;
+	int found = 0;
+	int rc = st_in_get(db, src, r->id, a, &in, &found);
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: decision %lld: %s (%s)\n", r->id,
+			gb_strerror(rc), st_error(db));
+		return 1;
+	}
+	if (!found) {
+		fprintf(stderr,
+			"gridbroker: decision %lld (%s) has no stored inputs: "
+			"decided with [worker] decision_inputs = 0, before "
+			"they were stored, or a pilot whose index exceeded "
+			"decision_inputs_max_jobs\n",
+			r->id, r->kind);
+		return 1;
+	}
+	char *text = NULL;
+	rc = zb_inflate(in.body, in.len, in.raw, &text);
+	json_t *root = rc == GB_OK ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	if (root == NULL) {
+		fprintf(stderr, "gridbroker: decision %lld: stored inputs "
+				"unreadable (%s)\n",
+			r->id, rc != GB_OK ? gb_strerror(rc) : "not JSON");
+		return 1;
+	}
+	char when[40];
+	tf_format(r->decided_at, when, sizeof(when));
+	char desc[512];
+	snprintf(desc, sizeof(desc),
+		 "The inputs of decision %lld (%s of %s, %s at %s), as the "
+		 "worker stored them: `gridbroker explain` on this file "
+		 "re-decides it to the same record digest.",
+		 r->id, in.kind, r->subject ? r->subject : "?",
+		 r->outcome ? r->outcome : "?", when);
+	json_object_set_new(root, "description", json_string(desc));
+	FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	int ok = f != NULL &&
+		 json_dumpf(root, f, JSON_INDENT(1) | JSON_SORT_KEYS |
+					     JSON_REAL_PRECISION(17)) == 0 &&
+		 fputc('\n', f) != EOF;
+	if (f != NULL && f != stdout && fclose(f) != 0)
+		ok = 0;
+	json_decref(root);
+	if (!ok) {
+		fprintf(stderr, "gridbroker: %s: cannot write\n", path);
+		return 1;
+	}
+	if (f != stdout)
+		fprintf(stderr, "decision %lld (%s) written to %s\n", r->id,
+			in.kind, path);
+	return 0;
+}
+
 static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 	       int argc, char **argv)
 {
-	const char *id = NULL;
+	const char *id = NULL, *scenario = NULL;
 	int as_json = 0, all = 0;
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--json", NULL, &as_json),
 		CLI_FLAG("--all", "-a", &all),
+		CLI_WORD("--scenario", NULL, &scenario),
 		CLI_OPT_END,
 	};
 	int nw = cli_parse_opts(argc, argv, opts, &id, 1, 0);
@@ -49,6 +129,12 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 	} else if (n == 0) {
 		fprintf(stderr, "no decision recorded for %s %s\n", noun, id);
 		code = 1;
+	}
+	if (code == 0 && scenario != NULL) {
+		code = write_scenario(db, &rows[0], scenario, &a);
+		arena_free(&a);
+		st_close(db);
+		return code;
 	}
 	size_t show = all ? n : (n ? 1 : 0);
 	json_t *arr = as_json ? json_array() : NULL;
@@ -121,9 +207,9 @@ static int cmd_why_pilot(struct cli *cli, int argc, char **argv)
 
 /* clang-format off */
 static const struct cli_cmd_entry why_cmds[] = {
-	{"task", "TASKID [--json] [-a|--all]", "why the task went to its nucleus or is pending: the stored decision (latest, or every one with --all) with its stage summary, each rejected nucleus's rule and numbers, and the weights", 1, cmd_why_task, NULL},
-	{"job", "JOBID [--json] [-a|--all]", "why a PanDA job is where it is: the job brokerage decision that placed it (or left it pending, or throttled its task) and its timeouts and rebrokerages; for a DIRAC job, the pilot decision that matched it", 1, cmd_why_job, NULL},
-	{"pilot", "PILOTID|REQUESTID [--json] [-a|--all]", "why a pilot got its job or none (TQ-10): the task queues considered and what each filter left", 1, cmd_why_pilot, NULL},
+	{"task", "TASKID [--json] [-a|--all] [--scenario FILE]", "why the task went to its nucleus or is pending: the stored decision (latest, or every one with --all) with its stage summary, each rejected nucleus's rule and numbers, and the weights; --scenario writes the latest decision's stored inputs as a scenario file (- for stdout) that `explain` re-decides", 1, cmd_why_task, NULL},
+	{"job", "JOBID [--json] [-a|--all] [--scenario FILE]", "why a PanDA job is where it is: the job brokerage decision that placed it (or left it pending, or throttled its task) and its timeouts and rebrokerages; for a DIRAC job, the pilot decision that matched it; --scenario as for task", 1, cmd_why_job, NULL},
+	{"pilot", "PILOTID|REQUESTID [--json] [-a|--all] [--scenario FILE]", "why a pilot got its job or none (TQ-10): the task queues considered and what each filter left; --scenario as for task", 1, cmd_why_pilot, NULL},
 	{NULL, NULL, NULL, 0, NULL, NULL},
 };
 /* clang-format on */

@@ -112,13 +112,20 @@ int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 		    const msgpack_sbuffer *sb);
 
 /*
-** Inside the body: keep `scenario` (consumed; NULL is logged as inputs
-** that could not be written, e.g. out of memory), the inputs of decision
-** `decision_id`, to be written as <kind>-<decision_id>.json after the
-** commit (dump.h). Nothing when the worker does not dump decisions.
+** Inside the body: the inputs of decision `decision_id`, as `scenario`
+** (consumed; NULL is logged as inputs that could not be written, e.g. out
+** of memory): stored in this transaction ([worker] decision_inputs,
+** dump.h) and kept to be written as <kind>-<decision_id>.json after the
+** commit ([worker] decision_inputs_dir). Nothing when the worker does
+** neither. Returns 0 or the store's error (the attempt fails with it); a
+** scenario that cannot be compressed is logged, not an error.
 */
-void wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
-		 json_t *scenario);
+int wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
+		json_t *scenario);
+
+/* Free the kept dumps from index `from` on (a rolled-back savepoint, a
+** new attempt, after they are written). */
+void wk_txn_dumps_drop(struct wk_txn *t, size_t from);
 
 /* Inside the body: log this at `level` (LOG_LVL_*) after the commit, with
 ** up to two journal fields ("GB_JOB_ID=42"; NULL for none);

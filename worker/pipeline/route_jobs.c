@@ -216,10 +216,11 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 	free(record);
 	if (rc != GB_OK)
 		return rc;
-	if (wk_dumping(w))
-		wk_txn_dump(t, "analysis", decision_id,
-			    scw_analysis(t->now, seed, set, grid, r, &st,
-					 tclass));
+	if (wk_dumping(w) &&
+	    (rc = wk_txn_dump(t, "analysis", decision_id,
+			      scw_analysis(t->now, seed, set, grid, r, &st,
+					   tclass))) != GB_OK)
+		return rc;
 	size_t nj = m.req.njobs;
 	if (throttled) {
 		const struct an_throttle *th = &m.throttle;
@@ -292,9 +293,10 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 	free(record);
 	if (rc != GB_OK)
 		return rc;
-	if (wk_dumping(w))
-		wk_txn_dump(t, "jobs", decision_id,
-			    scw_jobs(t->now, seed, &set, &grid, r));
+	if (wk_dumping(w) &&
+	    (rc = wk_txn_dump(t, "jobs", decision_id,
+			      scw_jobs(t->now, seed, &set, &grid, r))) != GB_OK)
+		return rc;
 	rc = jobs_event(t, &m.req, m.queues, &m.dec, &m.plan, decision_id,
 			request_id, m.retry_at);
 	if (rc != GB_OK)

@@ -590,7 +590,8 @@ static void pick_all(struct wk_worker *w, long long now)
 		** claim_conflict has none (another worker's claims decided). */
 		json_decref(r->dump);
 		r->dump = NULL;
-		if (wk_dumping(w) && !(r->lost && m.result.chosen < 0))
+		if (wk_dumping_pilot(w, tqi_njobs(t->idx)) &&
+		    !(r->lost && m.result.chosen < 0))
 			r->dump = scw_match(now, r->seed, &t->pcfg, t->seg,
 					    t->nseg, t->idx, NULL, 0, &r->p);
 		if (rc != GB_OK || m.result.chosen < 0) {
@@ -837,10 +838,13 @@ static int batch_body(struct wk_txn *x, void *arg)
 				continue;
 			r->decision_id = recs[j++].m.decision_id;
 			if (r->dump && strcmp(r->code, "claim_conflict") != 0)
-				wk_txn_dump(x, "pilot", r->decision_id,
-					    json_incref(r->dump));
+				rc = wk_txn_dump(x, "pilot", r->decision_id,
+						 json_incref(r->dump));
+			if (rc != GB_OK)
+				break;
 		}
-		rc = batch_event(x, "pilot.matched", 1);
+		if (rc == GB_OK)
+			rc = batch_event(x, "pilot.matched", 1);
 	}
 	if (rc == GB_OK)
 		rc = batch_event(x, "pilot.nomatch", 0);

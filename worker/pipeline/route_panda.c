@@ -125,11 +125,13 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 	if (rc != GB_OK)
 		return rc;
 	/* TO-13 is not dumped: which jobs move is the store's pick. */
-	if (!fast && wk_dumping(w))
-		wk_txn_dump(t, "timeout", decision_id,
-			    scw_timeout(t->now, set, &j->j, j->task_id,
-					j->gshare, j->queue,
-					j->has_queue_row ? &j->q : NULL, NULL));
+	if (!fast && wk_dumping(w) &&
+	    (rc = wk_txn_dump(t, "timeout", decision_id,
+			      scw_timeout(t->now, set, &j->j, j->task_id,
+					  j->gshare, j->queue,
+					  j->has_queue_row ? &j->q : NULL,
+					  NULL))) != GB_OK)
+		return rc;
 	msgpack_sbuffer sb;
 	if (!fast) {
 		ev.decision_id = decision_id;

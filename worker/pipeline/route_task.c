@@ -53,9 +53,11 @@ static int decide_task(struct wk_txn *t, const struct tb_task *task,
 	free(record);
 	if (rc != GB_OK)
 		return rc;
-	if (wk_dumping(w))
-		wk_txn_dump(t, "task", decision_id,
-			    scw_task(t->now, seed, &set, nuclei, n, task));
+	if (wk_dumping(w) &&
+	    (rc = wk_txn_dump(t, "task", decision_id,
+			      scw_task(t->now, seed, &set, nuclei, n,
+				       task))) != GB_OK)
+		return rc;
 
 	const char *event = d.dec.outcome == DEC_ASSIGNED ? "task.assigned"
 							  : "task.pending";

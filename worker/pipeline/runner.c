@@ -427,38 +427,59 @@ static int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
 	return GB_OK;
 }
 
-void wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
-		 json_t *scenario)
+int wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
+		json_t *scenario)
 {
 	if (!wk_dumping(t->w)) {
 		json_decref(scenario);
-		return;
+		return GB_OK;
 	}
 	if (scenario == NULL) {
 		log_warn("decision %lld (%s): its inputs could not be written "
 			 "as a scenario", decision_id, kind);
-		return;
+		return GB_OK;
+	}
+	/* Stored first, in this transaction: a database error fails the
+	** attempt like any other statement of it (and it is retried). */
+	int rc = wk_dump_store(t->w, kind, decision_id, t->now, scenario);
+	if (rc != GB_OK || t->w->cfg->decision_inputs_dir[0] == '\0') {
+		json_decref(scenario);
+		return rc;
 	}
 	/* Bit for bit: a double written with 17 significant digits reads
 	** back to the same double. */
 	char *text = json_dumps(scenario, JSON_INDENT(1) | JSON_SORT_KEYS |
 						  JSON_REAL_PRECISION(17));
 	json_decref(scenario);
+	/* The text stays malloc'd (a pilot's index can be megabytes, more
+** than a request's arena holds) until wk_txn_dumps_drop. */
 	struct wk_dump *d = NULL;
 	if (text != NULL && wk_txn_grow(t->a, (void **)&t->dumps, t->ndumps,
 					&t->capdumps,
 					sizeof(*t->dumps)) == GB_OK) {
 		d = &t->dumps[t->ndumps];
 		d->kind = arena_strdup(t->a, kind);
-		d->text = arena_strdup(t->a, text);
+		d->text = text;
 		d->decision_id = decision_id;
 	}
-	if (d != NULL && d->kind != NULL && d->text != NULL)
+	if (d != NULL && d->kind != NULL) {
 		t->ndumps++;
-	else
+	} else {
+		free(text);
 		log_warn("decision %lld (%s): no memory to keep its inputs",
 			 decision_id, kind);
-	free(text);
+	}
+	return GB_OK;
+}
+
+void wk_txn_dumps_drop(struct wk_txn *t, size_t from)
+{
+	for (size_t i = from; i < t->ndumps; i++) {
+		free(t->dumps[i].text);
+		t->dumps[i].text = NULL;
+	}
+	if (from < t->ndumps)
+		t->ndumps = from;
 }
 
 int wk_txn_event_id(struct wk_txn *t, const char *message_id,
@@ -577,7 +598,8 @@ int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
 	struct wk_worker *w = t->w;
 	int rc = GB_EDBGONE;
 	for (t->attempt = 0; t->attempt < WK_DB_RETRIES; t->attempt++) {
-		t->nrows = t->nnotes = t->ndumps = t->done = 0;
+		wk_txn_dumps_drop(t, 0);
+		t->nrows = t->nnotes = t->done = 0;
 		t->have_params = t->jobs_locked = 0;
 		t->db_error[0] = '\0';
 		t->now = clk_now();
@@ -596,12 +618,16 @@ int wk_txn_run(struct wk_txn *t, int (*body)(struct wk_txn *t, void *arg),
 		if (undo)
 			undo(t, arg);
 		if (rc != GB_EDBRETRY)
-			return rc;
+			break;
 	}
-	if (rc != GB_OK)
+	if (rc != GB_OK) {
+		wk_txn_dumps_drop(t, 0);
 		return rc;
-	for (size_t i = 0; i < t->ndumps; i++)
+	}
+	for (size_t i = 0; i < t->ndumps && w->cfg->decision_inputs_dir[0];
+	     i++)
 		wk_dump_write(w->cfg->decision_inputs_dir, &t->dumps[i]);
+	wk_txn_dumps_drop(t, 0);
 	for (size_t i = 0; i < t->nnotes; i++) {
 		const struct wk_note *n = &t->notes[i];
 		if (n->decided)
@@ -1000,7 +1026,7 @@ static int group_body(struct wk_txn *t, void *arg)
 			 st_error(db));
 		t->nrows = r0;
 		t->nnotes = n0;
-		t->ndumps = d0;
+		wk_txn_dumps_drop(t, d0);
 		int rb = st_rollback_savepoint(db);
 		if (rb != GB_OK)
 			return rb;

@@ -19,6 +19,7 @@ enum {
 	SD_FIND_PILOT,
 	SD_EXPIRE_DECISIONS,
 	SD_EXPIRE_PILOTS,
+	SD_EXPIRE_INPUTS,
 	SD_NSLOTS
 };
 _Static_assert(ST_SID_DEC_BASE + SD_NSLOTS <= ST_SID_DEC_LAST + 1,
@@ -74,6 +75,11 @@ static const char SQL_EXPIRE_DECISIONS[] =
 		ST_DEC_EXPIRE_BATCH);
 static const char SQL_EXPIRE_PILOTS[] =
 	"DELETE FROM pilot_matches WHERE " SD_KEEP_UNSENT SD_XSTR(
+		ST_DEC_EXPIRE_BATCH);
+/* Each decision's inputs (store_inputs.h) go by the same rule: decided_at
+** is the decision's own. */
+static const char SQL_EXPIRE_INPUTS[] =
+	"DELETE FROM decision_inputs WHERE " SD_KEEP_UNSENT SD_XSTR(
 		ST_DEC_EXPIRE_BATCH);
 
 int st_dec_write(struct st_db *db, struct st_dec_row *row)
@@ -185,7 +191,8 @@ int st_dec_expire(struct st_db *db, long long before, size_t *deleted)
 		int slot;
 		const char *sql;
 	} del[] = {{SD_EXPIRE_DECISIONS, SQL_EXPIRE_DECISIONS},
-		   {SD_EXPIRE_PILOTS, SQL_EXPIRE_PILOTS}};
+		   {SD_EXPIRE_PILOTS, SQL_EXPIRE_PILOTS},
+		   {SD_EXPIRE_INPUTS, SQL_EXPIRE_INPUTS}};
 	for (size_t i = 0; i < sizeof(del) / sizeof(del[0]); i++) {
 		struct st_args args;
 		MYSQL_STMT *s;

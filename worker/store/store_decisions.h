@@ -50,8 +50,8 @@ int st_dec_find(struct st_db *db, enum st_dec_what what, const char *id,
 		size_t *n);
 
 /*
-** Retention: delete up to ST_DEC_EXPIRE_BATCH rows of `decisions` and of
-** `pilot_matches` decided before `before` (unix s), oldest first, but
+** Retention: delete up to ST_DEC_EXPIRE_BATCH rows of `decisions`, of
+** `pilot_matches` and of `decision_inputs` (store_inputs.h) decided before `before` (unix s), oldest first, but
 ** never a row as recent as the oldest unsent outbox event: its event is
 ** still to be published (the outbox row references it by request id and
 ** decision id). pilot_matches rows are also the dedup of pilot.match;
@@ -59,7 +59,7 @@ int st_dec_find(struct st_db *db, enum st_dec_what what, const char *id,
 ** cannot reopen one. jobs.decision_id may afterwards name a deleted
 ** decision (nothing but `why job` reads it). Autocommit: each
 ** statement commits by itself and holds its row locks only for itself.
-** *deleted gets the rows deleted (both tables). Returns 0 or a database
+** *deleted gets the rows deleted (all three tables). Returns 0 or a database
 ** error.
 */
 int st_dec_expire(struct st_db *db, long long before, size_t *deleted);

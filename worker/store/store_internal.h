@@ -87,6 +87,7 @@ enum st_sid {
 	ST_SID_RANGE(SUMMARY, 8), /* store_summary.c */
 	ST_SID_RANGE(DEC, 8),	  /* store_decisions.c */
 	ST_SID_RANGE(GRANTS, 8), /* store_grants.c */
+	ST_SID_RANGE(INPUTS, 8), /* store_inputs.c */
 	ST_NSID
 };
 

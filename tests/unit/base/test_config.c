@@ -255,6 +255,8 @@ static const struct {
 	{ "worker.backlog_interval", "30", 1 },
 	{ "worker.broker_batch", "32", 0 },
 	{ "worker.decision_inputs_dir", "", 1 },
+	{ "worker.decision_inputs", "1", 1 },
+	{ "worker.decision_inputs_max_jobs", "2000", 1 },
 	{ "dirac.match_batch", "64", 0 },
 	{ "dirac.index_refresh_ms", "100", 1 },
 	{ "dirac.leader_lease", "30", 0 },
@@ -390,6 +392,7 @@ static void test_full_file_roundtrip(void **state)
 		 "backlog_interval = 0\n"
 		 "broker_batch = 256\n"
 		 "decision_inputs_dir = /var/tmp/gb-inputs\n"
+		 "decision_inputs = 0\ndecision_inputs_max_jobs = 0\n"
 		 "[dirac]\nmatch_batch = 1\nindex_refresh_ms = 60000\n"
 		 "leader_lease = 5\npriority_interval = 86400\n"
 		 "history_interval = 1\nhistory_keep = 3600\n"
@@ -454,6 +457,8 @@ static void test_full_file_roundtrip(void **state)
 		{ "worker.backlog_interval", "0" },
 		{ "worker.broker_batch", "256" },
 		{ "worker.decision_inputs_dir", "/var/tmp/gb-inputs" },
+		{ "worker.decision_inputs", "0" },
+		{ "worker.decision_inputs_max_jobs", "0" },
 		{ "dirac.match_batch", "1" },
 		{ "dirac.index_refresh_ms", "60000" },
 		{ "dirac.leader_lease", "5" },

@@ -16,7 +16,8 @@
 ** read back. Timeout scenarios are written one job at a time. Then what
 ** the formats cannot say (times after now, loads at queues not in the
 ** grid, history no slice counts) and the arguments the writers refuse,
-** and the match format's per-TQ "priority".
+** and the match format's per-TQ "priority". With GB_SCENARIO_OUT, every
+** written scenario is also kept there for unit.scenario_schemas (keep()).
 **
 ** Runs with the repository root as working directory (ctest sets it).
 */
@@ -173,12 +174,34 @@ static json_t *read_scenario(const char *name)
 	return root;
 }
 
+/* ---- every written scenario, kept for the schema check ------------------- */
+
+/* With GB_SCENARIO_OUT set (unit.scenario_schemas), each scenario a writer
+** returns is also written there as <kind>-<n>.json, and
+** scripts/check-scenarios validates them against schemas/scenario-*.
+** schema.json: the files workers store and `why --scenario` prints are
+** these writers' output. Returns `j`. */
+static json_t *keep(const char *kind, json_t *j)
+{
+	static unsigned n;
+	const char *dir = getenv("GB_SCENARIO_OUT");
+	if (j == NULL || dir == NULL || dir[0] == '\0')
+		return j;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s-%u.json", dir, kind, ++n);
+	if (json_dump_file(j, path, JSON_INDENT(1) | JSON_SORT_KEYS |
+					    JSON_REAL_PRECISION(17)) != 0)
+		fail_msg("cannot write %s", path);
+	return j;
+}
+
 /* ---- task scenarios ------------------------------------------------------ */
 
 static json_t *task_write(const struct scn_task_scenario *s)
 {
 	struct prm_set set = {s->params, s->nparams};
-	return scw_task(s->now, s->seed, &set, s->nuclei, s->nnuclei, &s->task);
+	return keep("task", scw_task(s->now, s->seed, &set, s->nuclei,
+				     s->nnuclei, &s->task));
 }
 
 static json_t *task_decide(const struct scn_task_scenario *s, struct arena *a)
@@ -360,9 +383,11 @@ static json_t *jobs_write(const struct sca_scenario *s, int anal)
 {
 	const struct scj_scenario *j = &s->job;
 	if (anal)
-		return scw_analysis(j->now, j->seed, &j->params, &j->grid,
-				    &j->req, &s->state, s->task_class);
-	return scw_jobs(j->now, j->seed, &j->params, &j->grid, &j->req);
+		return keep("analysis",
+			    scw_analysis(j->now, j->seed, &j->params, &j->grid,
+					 &j->req, &s->state, s->task_class));
+	return keep("jobs",
+		    scw_jobs(j->now, j->seed, &j->params, &j->grid, &j->req));
 }
 
 static json_t *jobs_decide(const struct sca_scenario *s, int anal,
@@ -763,8 +788,9 @@ static struct tqi_index *index_of(const struct scm_scenario *s, int stored)
 static json_t *match_write(const struct scm_scenario *s,
 			   const struct tqi_index *x)
 {
-	return scw_match(s->now, s->seed, &s->cfg.pr, s->cfg.seg, s->cfg.nseg,
-			 x, s->hist, s->nhist, &s->pilot);
+	return keep("pilot", scw_match(s->now, s->seed, &s->cfg.pr, s->cfg.seg,
+				       s->cfg.nseg, x, s->hist, s->nhist,
+				       &s->pilot));
 }
 
 /* scm_result_json without what an index does not keep: a TQ's raw CPU
@@ -1126,9 +1152,10 @@ static json_t *timeout_write(const struct sct_scenario *s, size_t i)
 {
 	const struct sct_job *j = &s->jobs[i];
 	const struct sct_queue *q = j->qidx >= 0 ? &s->queues[j->qidx] : NULL;
-	return scw_timeout(s->now, &s->params, &j->j, j->task_id, j->gshare,
-			   q ? q->name : NULL,
-			   q ? &q->q : NULL, j->sub_status);
+	return keep("timeout",
+		    scw_timeout(s->now, &s->params, &j->j, j->task_id,
+				j->gshare, q ? q->name : NULL,
+				q ? &q->q : NULL, j->sub_status));
 }
 
 static void check_timeout_job(const struct sct_scenario *a, size_t i,

@@ -1,0 +1,760 @@
+/*
+** cmd_replay.c — `gridbroker replay --since TIME [--until TIME] [--kind K]
+** [--set NAME=VALUE ...] [--subject ID ...] [--limit N] [--all-tables]
+** [--json]`: re-decide the stored
+** decisions of a window offline, from the inputs stored with each
+** (store/store_inputs.h), optionally under a change, and say what would
+** have gone differently.
+**
+** Why: an operator who changes a parameter (a disk threshold, a cap, a
+** group's share) learns its effect beforehand instead of from complaints;
+** and with no change, replay is a differential check of the decision
+** path: every stored decision must come out with the digest it was
+** stored with (tests/integration/it_replay.sh).
+**
+** Offline: nothing is published and nothing is written. The window is
+** read in batches of ST_IN_SCAN_MAX rows, each one autocommit statement,
+** so no transaction or read view is held across the run and the workers
+** never wait for it; run it with the read-only account's config
+** (run/gridbroker-readonly.conf), and the session is also set READ ONLY.
+** Each decision is re-decided by explain's ex_run, the same decision path
+** the workers and `explain` use, so a rule is fixed in one place.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/arena.h"
+#include "base/clock.h"
+#include "base/timefmt.h"
+#include "base/zbuf.h"
+#include "cli/cli.h"
+#include "explain/explain.h"
+#include "explain/whatif.h"
+#include "gb_error.h"
+#include "store/store_inputs.h"
+
+/* Most --set options one replay takes. */
+#define RP_MAX_SETS 32
+/* --until's default: 9999-12-31T23:59:59Z, the last time tf_format
+** writes. */
+#define RP_NO_END 253402300799LL
+/* The largest changes listed. */
+#define RP_TOP 10
+/* What one scenario's decision may allocate: as explain's job scenario. */
+#define RP_ARENA (512u << 20)
+
+/* The kinds replay reads (the decision_inputs kind column). */
+static const char *const rp_kinds[] = {"task", "jobs", "analysis", "pilot",
+				       "timeout"};
+#define RP_NKINDS (sizeof(rp_kinds) / sizeof(rp_kinds[0]))
+
+/* One change worth listing. */
+struct rp_change {
+	double size; /* how large: see change_size */
+	long long decision_id;
+	char kind[16];
+	char subject[96];
+	char before[160], after[160];
+	char why[200];
+};
+
+struct rp {
+	long long total, done, skipped, differ, outcome_changed,
+		chosen_changed;
+	long long by_kind[RP_NKINDS];
+	json_t *assign_before, *assign_after; /* "kind chosen" -> count */
+	json_t *drops_before, *drops_after;   /* rule -> count */
+	json_t *skips;                        /* reason -> count */
+	struct rp_change top[RP_TOP];
+	size_t ntop;
+};
+
+static int kind_index(const char *k)
+{
+	for (size_t i = 0; i < RP_NKINDS; i++)
+		if (k && strcmp(k, rp_kinds[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void bump(json_t *o, const char *key, long long by)
+{
+	if (by == 0)
+		return;
+	json_t *v = json_object_get(o, key);
+	long long n = v ? json_integer_value(v) : 0;
+	json_object_set_new(o, key, json_integer(n + by));
+}
+
+/* "N/A" for a missing string. */
+static const char *s_or(const char *s, const char *none)
+{
+	return s && s[0] ? s : none;
+}
+
+/* A decision record's assignments into `o` under "<kind> <where>": a
+** task's nucleus, a job request's queues (by jobs), a pilot's task queue,
+** a timeout's action. */
+static void count_assign(json_t *o, const char *kind, json_t *rec)
+{
+	char key[320];
+	if (rec == NULL)
+		return;
+	if (strcmp(kind, "jobs") == 0 || strcmp(kind, "analysis") == 0) {
+		size_t i;
+		json_t *a;
+		json_array_foreach(json_object_get(rec, "assignments"), i, a)
+		{
+			snprintf(key, sizeof(key), "%s queue %s", kind,
+				 s_or(json_string_value(
+					      json_object_get(a, "queue")),
+				      "?"));
+			bump(o, key,
+			     json_integer_value(json_object_get(a, "count")));
+		}
+		return;
+	}
+	if (strcmp(kind, "task") == 0) {
+		const char *n =
+			json_string_value(json_object_get(rec, "nucleus"));
+		if (n == NULL)
+			return;
+		snprintf(key, sizeof(key), "task nucleus %s", n);
+	} else if (strcmp(kind, "pilot") == 0) {
+		json_t *tq = json_object_get(rec, "tq");
+		if (!json_is_integer(tq))
+			return;
+		snprintf(key, sizeof(key), "pilot TQ %lld",
+			 (long long)json_integer_value(tq));
+	} else {
+		const char *act =
+			json_string_value(json_object_get(rec, "action"));
+		if (act == NULL)
+			return;
+		snprintf(key, sizeof(key), "timeout %s", act);
+	}
+	bump(o, key, 1);
+}
+
+/* Most (rule, code) pairs one record drops by: a job record over a large
+** grid meets most of the job brokerage's rules. */
+#define RP_MAX_DROPS 256
+
+/* The candidates each rule dropped in record `rec`, counted as `explain
+** --set` counts them (exw_drops_by_rule: each candidate once, for its
+** first reason), into `o` by rule. */
+static void count_drops(json_t *o, json_t *rec)
+{
+	if (rec == NULL)
+		return;
+	struct exw_drop d[RP_MAX_DROPS];
+	size_t n = 0;
+	if (exw_drops_by_rule(rec, d, RP_MAX_DROPS, &n) != GB_OK &&
+	    n == 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		bump(o, d[i].rule[0] ? d[i].rule : "?", d[i].count);
+}
+
+static const char *rec_digest(json_t *rec)
+{
+	return json_string_value(
+		json_object_get(json_object_get(rec, "record"), "digest"));
+}
+
+/* A record's outcome and where it went, one line: "assigned CERN-PROD". */
+static void summarise(char *buf, size_t n, const char *outcome,
+		      const char *chosen)
+{
+	snprintf(buf, n, "%s%s%s", s_or(outcome, "none"),
+		 chosen[0] ? " " : "", chosen);
+}
+
+/* A record's outcome: its "decision" (assigned, pending, throttled,
+** matched, nomatch, a timeout's action); "none" without a record. */
+static void rec_outcome(json_t *rec, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s",
+		 rec ? s_or(json_string_value(json_object_get(rec, "decision")),
+			    "?")
+		     : "none");
+}
+
+/* Where a record sent its subject: a task's nucleus, a job request's
+** best queue, a pilot's job (with its task queue), a timeout's rule;
+** "" for nowhere. */
+static void rec_chosen(const char *kind, json_t *rec, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	if (rec == NULL)
+		return;
+	if (strcmp(kind, "task") == 0) {
+		snprintf(buf, n, "%s",
+			 s_or(json_string_value(json_object_get(rec, "nucleus")),
+			      ""));
+	} else if (strcmp(kind, "jobs") == 0 || strcmp(kind, "analysis") == 0) {
+		snprintf(buf, n, "%s",
+			 s_or(json_string_value(json_array_get(
+				      json_object_get(rec, "best"), 0)),
+			      ""));
+	} else if (strcmp(kind, "pilot") == 0) {
+		json_t *j = json_object_get(rec, "job");
+		if (json_is_integer(j))
+			snprintf(buf, n, "job %lld (TQ %lld)",
+				 (long long)json_integer_value(j),
+				 (long long)json_integer_value(
+					 json_object_get(rec, "tq")));
+	} else {
+		snprintf(buf, n, "%s",
+			 s_or(json_string_value(json_object_get(rec, "rule")),
+			      ""));
+	}
+}
+
+/* How many jobs a job decision placed differently (half the L1 distance
+** between the two queue counts), or 0. */
+static long long moved_jobs(const char *kind, json_t *a, json_t *b)
+{
+	if (strcmp(kind, "jobs") != 0 && strcmp(kind, "analysis") != 0)
+		return 0;
+	json_t *x = json_object(), *y = json_object();
+	count_assign(x, kind, a);
+	count_assign(y, kind, b);
+	long long d = 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(x, k, v)
+	{
+		long long m = json_integer_value(json_object_get(y, k));
+		long long p = json_integer_value(v);
+		d += p > m ? p - m : m - p;
+	}
+	json_object_foreach(y, k, v)
+	{
+		if (json_object_get(x, k) == NULL)
+			d += json_integer_value(v);
+	}
+	json_decref(x);
+	json_decref(y);
+	return d / 2;
+}
+
+/* The `why` command that shows decision `r`. */
+static void why_cmd(char *buf, size_t n, const struct st_in_row *r,
+		    json_t *stored)
+{
+	if (strcmp(r->kind, "task") == 0) {
+		snprintf(buf, n, "gridbroker why task %s", s_or(r->subject, "?"));
+	} else if (strcmp(r->kind, "pilot") == 0) {
+		snprintf(buf, n, "gridbroker why pilot %s",
+			 s_or(r->subject, "?"));
+	} else if (strcmp(r->kind, "timeout") == 0) {
+		snprintf(buf, n, "gridbroker why job %s", s_or(r->subject, "?"));
+	} else {
+		/* a job request: any of its jobs finds it */
+		json_t *id = json_array_get(
+			json_object_get(json_array_get(json_object_get(
+							       stored,
+							       "assignments"),
+						       0),
+					"jobIDs"),
+			0);
+		if (!json_is_integer(id))
+			id = json_array_get(json_object_get(stored,
+							    "unassigned"),
+					    0);
+		if (json_is_integer(id))
+			snprintf(buf, n, "gridbroker why job %lld",
+				 (long long)json_integer_value(id));
+		else
+			snprintf(buf, n, "gridbroker why job (task %s)",
+				 s_or(r->subject, "?"));
+	}
+}
+
+static void keep_top(struct rp *p, const struct rp_change *c)
+{
+	size_t at = p->ntop < RP_TOP ? p->ntop++ : RP_TOP - 1;
+	if (p->ntop == RP_TOP && at == RP_TOP - 1 &&
+	    p->top[at].size >= c->size)
+		return;
+	p->top[at] = *c;
+	/* insertion: largest first, then oldest */
+	while (at > 0 && p->top[at - 1].size < p->top[at].size) {
+		struct rp_change t = p->top[at - 1];
+		p->top[at - 1] = p->top[at];
+		p->top[at] = t;
+		at--;
+	}
+}
+
+/* The timeout scenario holds one job; its record is the one whose job is
+** that job (none when no rule fires now). */
+static const struct ex_record *pick_record(const struct ex_result *res,
+					   const char *subject)
+{
+	if (res->nrecords == 0)
+		return NULL;
+	if (res->kind != EX_TIMEOUT)
+		return &res->records[0];
+	long long job = subject ? strtoll(subject, NULL, 10) : 0;
+	for (size_t i = 0; i < res->nrecords; i++)
+		if (res->records[i].job_id == job)
+			return &res->records[i];
+	return NULL;
+}
+
+/* Most --subject options one replay takes. */
+#define RP_MAX_SUBJECTS 256
+
+/* 1 when `r` is about one of subj[0..n) (n == 0: every decision). */
+static int wanted(const struct st_in_row *r, const char *const *subj,
+		  size_t n)
+{
+	if (n == 0)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (r->subject && strcmp(r->subject, subj[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Re-decide one stored decision and add it to the tallies. */
+static void replay_one(struct rp *p, const struct st_in_row *r,
+		       const struct exw_set *sets, size_t nsets)
+{
+	char err[512] = "";
+	const char *skip = NULL;
+	char *text = NULL;
+	json_t *root = NULL, *stored = NULL, *now = NULL;
+	struct arena a;
+	arena_init(&a, RP_ARENA);
+	int ki = kind_index(r->kind);
+	if (zb_inflate(r->body, r->len, r->raw, &text) != GB_OK)
+		skip = "inputs not inflated";
+	else if ((root = json_loads(text, 0, NULL)) == NULL)
+		skip = "inputs not JSON";
+	else if ((stored = json_loads(s_or(r->detail, "{}"), 0, NULL)) ==
+		 NULL)
+		skip = "stored record not JSON";
+	else if (nsets && exw_apply(root, sets, nsets, err, sizeof(err)) !=
+				  GB_OK)
+		skip = "a --set does not apply";
+	free(text);
+	struct ex_result res;
+	if (skip == NULL && ex_run(root, &a, &res, err, sizeof(err)) != GB_OK)
+		skip = "not re-decided";
+	const struct ex_record *x =
+		skip ? NULL : pick_record(&res, r->subject);
+	if (skip == NULL && x != NULL) {
+		now = json_loads(x->text, 0, NULL);
+		if (now == NULL)
+			skip = "record not JSON";
+	}
+	if (skip != NULL) {
+		p->skipped++;
+		bump(p->skips, skip, 1);
+		goto out;
+	}
+	p->done++;
+	if (ki >= 0)
+		p->by_kind[ki]++;
+	count_assign(p->assign_before, r->kind, stored);
+	count_drops(p->drops_before, stored);
+	count_assign(p->assign_after, r->kind, now);
+	count_drops(p->drops_after, now);
+	const char *d0 = rec_digest(stored), *d1 = rec_digest(now);
+	int differs = d0 == NULL || d1 == NULL || strcmp(d0, d1) != 0;
+	/* Outcome and choice from the two records alike (the decision rows
+	** spell them per table); a timeout with no record now: no rule. */
+	char out0[48], out1[48], ch0[96], ch1[96];
+	rec_outcome(stored, out0, sizeof(out0));
+	rec_outcome(now, out1, sizeof(out1));
+	rec_chosen(r->kind, stored, ch0, sizeof(ch0));
+	rec_chosen(r->kind, now, ch1, sizeof(ch1));
+	int oc = strcmp(out0, out1) != 0;
+	int cc = !oc && strcmp(ch0, ch1) != 0;
+	long long moved = moved_jobs(r->kind, stored, now);
+	if (differs)
+		p->differ++;
+	if (oc)
+		p->outcome_changed++;
+	if (cc)
+		p->chosen_changed++;
+	if (differs) {
+		struct rp_change c;
+		memset(&c, 0, sizeof(c));
+		c.size = (oc ? 1e9 : 0) + (cc ? 1e6 : 0) + (double)moved +
+			 (differs ? 1 : 0);
+		c.decision_id = r->decision_id;
+		snprintf(c.kind, sizeof(c.kind), "%s", r->kind);
+		snprintf(c.subject, sizeof(c.subject), "%s",
+			 s_or(r->subject, "?"));
+		summarise(c.before, sizeof(c.before), out0, ch0);
+		summarise(c.after, sizeof(c.after), out1, ch1);
+		if (moved)
+			snprintf(c.after + strlen(c.after),
+				 sizeof(c.after) - strlen(c.after),
+				 " (%lld jobs placed differently)", moved);
+		why_cmd(c.why, sizeof(c.why), r, stored);
+		keep_top(p, &c);
+	}
+out:
+	json_decref(now);
+	json_decref(stored);
+	json_decref(root);
+	arena_free(&a);
+}
+
+/* TIME: RFC 3339, unix seconds, or an age before now: 30m, 6h, 2d. */
+static int read_time(const char *w, void *dst)
+{
+	long long *t = dst;
+	char *end = NULL;
+	long long v = strtoll(w, &end, 10);
+	if (end != w && *end == '\0') {
+		*t = v;
+		return 0;
+	}
+	if (end != w && v >= 0 && end[0] && end[1] == '\0' &&
+	    strchr("smhd", end[0])) {
+		long long mul = end[0] == 's'   ? 1
+				: end[0] == 'm' ? 60
+				: end[0] == 'h' ? 3600
+						: 86400;
+		*t = clk_now() - v * mul;
+		return 0;
+	}
+	if (tf_parse(w, t) == GB_OK)
+		return 0;
+	fprintf(stderr,
+		"gridbroker: replay: '%s' is not a time (RFC 3339, unix "
+		"seconds, or an age such as 30m, 6h, 2d)\n",
+		w);
+	return 2;
+}
+
+static int read_limit(const char *w, void *dst)
+{
+	long long *n = dst;
+	char *end = NULL;
+	*n = strtoll(w, &end, 10);
+	if (end == w || *end != '\0' || *n < 0) {
+		fprintf(stderr, "gridbroker: replay: --limit takes a count "
+				">= 0\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* The before/after table of two count objects, as text or JSON. */
+static json_t *pairs(json_t *b, json_t *a)
+{
+	json_t *o = json_object();
+	const char *k;
+	json_t *v;
+	json_object_foreach(b, k, v)
+	{
+		json_object_set_new(
+			o, k,
+			json_pack("{s:I,s:I}", "before", json_integer_value(v),
+				  "after",
+				  json_integer_value(json_object_get(a, k))));
+	}
+	json_object_foreach(a, k, v)
+	{
+		if (json_object_get(b, k) == NULL)
+			json_object_set_new(o, k,
+					    json_pack("{s:i,s:I}", "before",
+						      0, "after",
+						      json_integer_value(v)));
+	}
+	return o;
+}
+
+static void print_pairs(const char *title, json_t *o, int changed_only)
+{
+	const char **keys = NULL;
+	size_t n = json_object_size(o), k = 0;
+	keys = calloc(n ? n : 1, sizeof(*keys));
+	if (keys == NULL)
+		return;
+	const char *key;
+	json_t *v;
+	json_object_foreach(o, key, v) keys[k++] = key;
+	/* names in order: stable output */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0;
+		     j--) {
+			const char *t = keys[j];
+			keys[j] = keys[j - 1];
+			keys[j - 1] = t;
+		}
+	size_t shown = 0;
+	printf("%s\n", title);
+	for (size_t i = 0; i < k; i++) {
+		json_t *x = json_object_get(o, keys[i]);
+		long long b = json_integer_value(json_object_get(x, "before"));
+		long long a = json_integer_value(json_object_get(x, "after"));
+		if (changed_only && a == b)
+			continue;
+		printf("  %-44s %8lld -> %-8lld%s\n", keys[i], b, a,
+		       a == b ? "" : (a > b ? " +" : " -"));
+		shown++;
+	}
+	if (shown == 0)
+		printf("  (none%s)\n", changed_only ? " changed" : "");
+	free(keys);
+}
+
+static int cmd_replay(struct cli *cli, int argc, char **argv)
+{
+	long long since = -1, until = -1, limit = 0;
+	const char *kind = NULL;
+	const char *setw[RP_MAX_SETS];
+	size_t nsetw = 0;
+	const char *subj[RP_MAX_SUBJECTS];
+	size_t nsubj = 0;
+	int as_json = 0, all_rows = 0;
+	/* --set and --subject repeat: take them out of argv before the
+	** option parser, which keeps the last of a repeated option. */
+	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
+	if (rest == NULL)
+		return 1;
+	int nrest = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--set") == 0) {
+			if (i + 1 >= argc || nsetw == RP_MAX_SETS) {
+				fprintf(stderr,
+					"gridbroker: replay: --set needs "
+					"NAME=VALUE (at most %d)\n",
+					RP_MAX_SETS);
+				free(rest);
+				return 2;
+			}
+			setw[nsetw++] = argv[++i];
+		} else if (strcmp(argv[i], "--subject") == 0) {
+			if (i + 1 >= argc || nsubj == RP_MAX_SUBJECTS) {
+				fprintf(stderr,
+					"gridbroker: replay: --subject needs "
+					"an id (at most %d)\n",
+					RP_MAX_SUBJECTS);
+				free(rest);
+				return 2;
+			}
+			subj[nsubj++] = argv[++i];
+		} else {
+			rest[nrest++] = argv[i];
+		}
+	}
+	const struct cli_opt opts[] = {
+		CLI_READ("--since", NULL, read_time, &since),
+		CLI_READ("--until", NULL, read_time, &until),
+		CLI_WORD("--kind", NULL, &kind),
+		CLI_FLAG("--json", NULL, &as_json),
+		CLI_FLAG("--all-tables", NULL, &all_rows),
+		CLI_READ("--limit", NULL, read_limit, &limit),
+		CLI_OPT_END,
+	};
+	int nw = cli_parse_opts(nrest, rest, opts, NULL, 0, 0);
+	free(rest);
+	if (nw < 0)
+		return -nw;
+	if (since < 0) {
+		fprintf(stderr, "gridbroker: replay: --since TIME is "
+				"required\n");
+		return 2;
+	}
+	/* No end by default: a worker's clock ahead of this one (or the
+	** clock seam) stores decisions "after" now, and they belong in. */
+	if (until < 0)
+		until = RP_NO_END;
+	if (kind != NULL && kind_index(kind) < 0) {
+		fprintf(stderr,
+			"gridbroker: replay: --kind is one of task, jobs, "
+			"analysis, pilot, timeout\n");
+		return 2;
+	}
+	struct exw_set sets[RP_MAX_SETS];
+	for (size_t i = 0; i < nsetw; i++) {
+		char err[256] = "";
+		if (exw_parse_set(setw[i], &sets[i], err, sizeof(err)) !=
+		    GB_OK) {
+			fprintf(stderr, "gridbroker: replay: --set %s: %s\n",
+				setw[i], err);
+			return 2;
+		}
+	}
+	struct st_db *db = cli_open_db(cli);
+	if (db == NULL)
+		return 1;
+	int rc = st_in_read_only(db);
+	long long total = 0;
+	if (rc == GB_OK)
+		rc = st_in_count(db, since, until, kind, &total);
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: replay: %s (%s)\n",
+			gb_strerror(rc), st_error(db));
+		st_close(db);
+		return 1;
+	}
+	if (limit > 0 && total > limit)
+		total = limit;
+	struct rp p;
+	memset(&p, 0, sizeof(p));
+	p.total = total;
+	p.assign_before = json_object();
+	p.assign_after = json_object();
+	p.drops_before = json_object();
+	p.drops_after = json_object();
+	p.skips = json_object();
+	struct st_in_cursor cur = {since, 0, 0};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	double last = 0;
+	int tty = isatty(STDERR_FILENO);
+	long long seen = 0;
+	for (;;) {
+		struct arena ba;
+		arena_init(&ba, 1024u << 20);
+		struct st_in_row rows[ST_IN_SCAN_MAX];
+		size_t n = 0, want = ST_IN_SCAN_MAX;
+		if (limit > 0 && limit - seen < (long long)want)
+			want = (size_t)(limit - seen);
+		if (want > 0)
+			rc = st_in_scan(db, &cur, until, kind, want, &ba, rows,
+					&n);
+		for (size_t i = 0; rc == GB_OK && i < n; i++)
+			if (wanted(&rows[i], subj, nsubj))
+				replay_one(&p, &rows[i], sets, nsetw);
+		seen += (long long)n;
+		arena_free(&ba);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double el = (double)(t1.tv_sec - t0.tv_sec) +
+			    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		int end = rc != GB_OK || n == 0 || n < want;
+		if (el - last >= 1.0 || end) {
+			last = el;
+			fprintf(stderr,
+				"%sreplay: %lld/%lld decisions (%.0f%%), %.0f/s, "
+				"%lld differ%s",
+				tty ? "\r" : "", seen, p.total,
+				p.total ? 100.0 * (double)seen / (double)p.total
+					: 100.0,
+				el > 0 ? (double)seen / el : 0.0, p.differ,
+				tty && !end ? "" : "\n");
+		}
+		if (end)
+			break;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double el = (double)(t1.tv_sec - t0.tv_sec) +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (rc != GB_OK) {
+		fprintf(stderr, "gridbroker: replay: %s (%s)\n",
+			gb_strerror(rc), st_error(db));
+	}
+	st_close(db);
+	char s0[32] = "", s1[32] = "";
+	tf_format(since, s0, sizeof(s0));
+	if (until == RP_NO_END)
+		snprintf(s1, sizeof(s1), "now");
+	else
+		tf_format(until, s1, sizeof(s1));
+	json_t *assign = pairs(p.assign_before, p.assign_after);
+	json_t *drops = pairs(p.drops_before, p.drops_after);
+	if (as_json) {
+		json_t *o = json_object();
+		json_t *js = json_array(), *jk = json_object(),
+		       *jt = json_array();
+		for (size_t i = 0; i < nsetw; i++)
+			json_array_append_new(js, json_string(setw[i]));
+		for (size_t i = 0; i < RP_NKINDS; i++)
+			json_object_set_new(jk, rp_kinds[i],
+					    json_integer(p.by_kind[i]));
+		for (size_t i = 0; i < p.ntop; i++)
+			json_array_append_new(
+				jt, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s}",
+					      "decision", p.top[i].decision_id,
+					      "kind", p.top[i].kind, "subject",
+					      p.top[i].subject, "before",
+					      p.top[i].before, "after",
+					      p.top[i].after, "why",
+					      p.top[i].why));
+		json_object_set_new(o, "since", json_string(s0));
+		json_object_set_new(o, "until", json_string(s1));
+		json_object_set_new(o, "kind", kind ? json_string(kind)
+						    : json_null());
+		json_object_set_new(o, "sets", js);
+		json_object_set_new(o, "decisions", json_integer(p.total));
+		json_object_set_new(o, "replayed", json_integer(p.done));
+		json_object_set_new(o, "byKind", jk);
+		json_object_set_new(o, "skipped", json_integer(p.skipped));
+		json_object_set_new(o, "skipReasons", json_incref(p.skips));
+		json_object_set_new(o, "digestDiffers", json_integer(p.differ));
+		json_object_set_new(o, "outcomeChanged",
+				    json_integer(p.outcome_changed));
+		json_object_set_new(o, "chosenChanged",
+				    json_integer(p.chosen_changed));
+		json_object_set_new(o, "assignments", json_incref(assign));
+		json_object_set_new(o, "drops", json_incref(drops));
+		json_object_set_new(o, "largestChanges", jt);
+		json_object_set_new(o, "seconds", json_real(el));
+		json_object_set_new(o, "perSecond",
+				    json_real(el > 0 ? (double)p.done / el : 0));
+		cli_print_json(o, JSON_INDENT(2) | JSON_SORT_KEYS, "{}");
+	} else {
+		printf("replay of %s .. %s, %s, ", s0, s1,
+		       kind ? kind : "every kind");
+		if (nsetw == 0)
+			printf("no change\n");
+		for (size_t i = 0; i < nsetw; i++)
+			printf("%s--set %s%s", i ? " " : "", setw[i],
+			       i + 1 == nsetw ? "\n" : "");
+		printf("  decisions       %lld with stored inputs\n", p.total);
+		printf("  re-decided      %lld (", p.done);
+		for (size_t i = 0; i < RP_NKINDS; i++)
+			printf("%s%s %lld", i ? ", " : "", rp_kinds[i],
+			       p.by_kind[i]);
+		printf(") in %.1f s, %.0f/s\n", el,
+		       el > 0 ? (double)p.done / el : 0.0);
+		printf("  skipped         %lld", p.skipped);
+		const char *k;
+		json_t *v;
+		json_object_foreach(p.skips, k, v)
+		{
+			printf(" (%s: %lld)", k, (long long)json_integer_value(v));
+		}
+		printf("\n  record differs  %lld\n", p.differ);
+		printf("  outcome changed %lld\n", p.outcome_changed);
+		printf("  chosen changed  %lld (same outcome)\n",
+		       p.chosen_changed);
+		print_pairs("assignments (before -> after):", assign,
+			    nsetw > 0 && !all_rows);
+		print_pairs("dropped by rule (before -> after):", drops,
+			    nsetw > 0 && !all_rows);
+		printf("largest changes:\n");
+		if (p.ntop == 0)
+			printf("  (none)\n");
+		for (size_t i = 0; i < p.ntop; i++)
+			printf("  decision %lld (%s %s): %s -> %s\n      %s\n",
+			       p.top[i].decision_id, p.top[i].kind,
+			       p.top[i].subject, p.top[i].before,
+			       p.top[i].after, p.top[i].why);
+	}
+	json_decref(assign);
+	json_decref(drops);
+	json_decref(p.assign_before);
+	json_decref(p.assign_after);
+	json_decref(p.drops_before);
+	json_decref(p.drops_after);
+	json_decref(p.skips);
+	return rc != GB_OK ? 1 : 0;
+}
+
+/* clang-format off */
+const struct cli_cmd_entry cli_cmd_replay = {"replay", "--since TIME [--until TIME] [--kind task|jobs|analysis|pilot|timeout] [--set NAME=VALUE ...] [--subject ID ...] [--limit N] [--all-tables] [--json]", "re-decide the stored decisions of a window offline from the inputs stored with each (nothing is published or written), optionally under changed parameters, queue/nucleus fields or shares (--set, as explain): decisions whose record, outcome or choice would change, assignments and drops by rule before and after (with --set only the rows that change, unless --all-tables), the ten largest changes with their `why` commands. --subject keeps only the decisions about these ids (a task, a pilot, a timed-out job). TIME: RFC 3339, unix seconds, or an age (30m, 6h, 2d); --until defaults to no end. Use the read-only account's config", 1, cmd_replay, NULL};
+/* clang-format on */
