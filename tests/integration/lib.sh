@@ -30,9 +30,22 @@ GB_PIDS=()
 # subscribe were given: "${PID[w1]}" is worker w1, "${SUB[ok]}" subscriber
 # ok (which exits once it has its COUNT events: tests wait for it).
 declare -A PID=() SUB=()
-# A task-id range of its own per run, so reruns never collide.
-# shellcheck disable=SC2034 # used by the tests that source this file
+# A task-id range of its own per run, so reruns never collide: from the
+# clock (a rerun another day), and at least 100 past the range the test
+# before it on this machine took (two tests started in the same second
+# drew overlapping ranges, and one found the other's decision about its
+# task: CI saw it_task_pending fail so). The last base is kept in
+# $TMPDIR/gb-it-id-base, under flock.
 ID_BASE=$(( ($(date +%s) % 1000000) * 100 + RANDOM % 100 ))
+IT_ID_FILE=${TMPDIR:-/tmp}/gb-it-id-base
+{
+	flock 9
+	last=$(cat "$IT_ID_FILE" 2>/dev/null || true)
+	if [[ $last =~ ^[0-9]+$ ]] && ((ID_BASE < last + 100)); then
+		ID_BASE=$((last + 100))
+	fi
+	echo "$ID_BASE" >"$IT_ID_FILE"
+} 9>>"$IT_ID_FILE.lock"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; for f in "$T"/*.log; do [ -f "$f" ] && { echo "--- $f"; tail -30 "$f"; }; done >&2; exit 1; }
