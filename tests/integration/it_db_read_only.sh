@@ -19,7 +19,8 @@ job() { printf '{"jobID": %s, "ownerDN": "%s", "ownerGroup": "%s", "setup": "%s"
 
 # read_only must not outlive the test, whatever ends it.
 writable() { sql "SET GLOBAL read_only = 0" || true; }
-trap 'writable; cleanup' EXIT
+# The test's status must survive the trap's own commands (cleanup reads $?).
+trap 'rc=$?; writable; [ -n "${PID[w1]:-}" ] && kill -CONT "${PID[w1]}" 2>/dev/null; set +e; (exit $rc); cleanup' EXIT
 
 "$GB" -c "$GB_CONFIG" dlq --remove -n 1000 >/dev/null
 start_worker w1
@@ -77,4 +78,53 @@ twice=$(sql "select count(*) from (select request_id from decisions where $tasks
 dl=$("$GB" -c "$GB_CONFIG" dlq --json | grep -c routingKey || true)
 [ "$dl" = 0 ] || fail "$dl request(s) dead-lettered"
 log "after the outage: $N tasks decided once each, 4 DIRAC jobs submitted during it stored, the held pilot matched, no dead letter"
+
+# A short refusal (3 s, well under the 20 s hold) that catches a pilot in
+# the match batch: one worker, stopped while a task and a pilot are
+# published, so that both arrive in one read. The task's group commit is
+# refused at the end of that read, before the pilot batch is decided; the
+# batch is kept (unacknowledged, on a live connection) and must be decided
+# when writes come back, with nothing else arriving to wake it. Before, it
+# waited for the next delivery: the pilot got no answer (CI's it_network
+# lost a pilot so, to a MariaDB link cut in the same read).
+kill "${PID[w2]}" && wait "${PID[w2]}" || fail "worker w2 did not stop cleanly"
+kill -STOP "${PID[w1]}"
+task_json $((B + N + 1)) "it.ro.$B.short" 1 100 300 >"$T/short.json"
+"$GB" -c "$GB_CONFIG" task submit "$T/short.json" >/dev/null || fail "task submit (short refusal)"
+"$GB" -c "$GB_CONFIG" pilot match --site "$site" --setup "$setup" --cpu-time 100000 \
+	--pilot-id "it-ro-$B-batch" --timeout-ms 30000 --json >"$T/batch.json" 2>&1 &
+bp=$!
+GB_PIDS+=("$bp")
+sleep 2 # the pilot's request is in the queue
+sql "SET GLOBAL read_only = 1"
+kill -CONT "${PID[w1]}"
+sleep 3
+writable
+wait "$bp" || fail "the pilot kept in the match batch through a 3 s refusal got no answer: $(cat "$T/batch.json")"
+grep -q '"jobID"' "$T/batch.json" || fail "the pilot kept in the match batch got no job: $(cat "$T/batch.json")"
+[ "$(sql "select count(*) from decisions where kind = 'task' and subject = '$((B + N + 1))'")" = 1 ] ||
+	fail "the task of the short refusal not decided once"
+log "a 3 s refusal with a pilot in the match batch: the pilot matched and the task decided once, when writes came back"
+
+# The other way a short refusal held a pilot: it arrives once the worker
+# knows (a task's commit was refused), is parked, and is replayed into
+# the match batch when writes come back; no read ends after the replay to
+# decide that batch.
+nheld=$(grep -c 'holding requests until it is back' "$T/w1.log")
+sql "SET GLOBAL read_only = 1"
+task_json $((B + N + 2)) "it.ro.$B.short2" 1 100 300 >"$T/short2.json"
+"$GB" -c "$GB_CONFIG" task submit "$T/short2.json" >/dev/null || fail "task submit (second short refusal)"
+wait_until 10 "[ \$(grep -c 'holding requests until it is back' '$T/w1.log') -gt $nheld ]" ||
+	fail "worker w1 did not find the refusal"
+"$GB" -c "$GB_CONFIG" pilot match --site "$site" --setup "$setup" --cpu-time 100000 \
+	--pilot-id "it-ro-$B-parked" --timeout-ms 30000 --json >"$T/parked.json" 2>&1 &
+bp=$!
+GB_PIDS+=("$bp")
+sleep 3
+writable
+wait "$bp" || fail "the pilot parked through a 3 s refusal got no answer: $(cat "$T/parked.json")"
+grep -q '"jobID"' "$T/parked.json" || fail "the parked pilot got no job: $(cat "$T/parked.json")"
+[ "$(sql "select count(*) from decisions where kind = 'task' and subject = '$((B + N + 2))'")" = 1 ] ||
+	fail "the task of the second short refusal not decided once"
+log "a 3 s refusal with a pilot parked: the pilot matched and the task decided once, when writes came back"
 echo "1 passed, 0 failed"

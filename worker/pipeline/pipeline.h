@@ -91,7 +91,9 @@ void wk_on_confirm(void *ud, uint64_t seq, enum amq_confirm outcome);
 /*
 ** Replay the parked deliveries (the database is back). Deliveries of an
 ** earlier AMQP connection are dropped: the broker requeued them when that
-** connection closed. Returns how many were replayed.
+** connection closed. Then decides what waits for the end of a read (the
+** brokerage group, a pilot batch the outage caught), as wk_on_idle: no
+** read may come to do it. Returns how many were replayed.
 */
 size_t wk_unpark(struct wk_worker *w);
 

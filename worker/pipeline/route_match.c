@@ -341,6 +341,18 @@ static void idle(struct wk_worker *w)
 		flush(w);
 }
 
+/* The tick hook: replies held for a closed channel, and a backstop for the
+** batch. A batch is decided at the end of every read (idle), so one still
+** queued at a tick was left by a read that ended without a database (its
+** pilots waited for the next delivery before wk_unpark decided them too);
+** the tick decides it within 250 ms whatever else left it there. */
+static void tick(struct wk_worker *w)
+{
+	replies_retry(w);
+	if (w->tq && w->tq->nreq && w->db && !w->db_down)
+		flush(w);
+}
+
 /* ---- replies ----------------------------------------------------------- */
 
 static void fill_match(const struct wk_match_req *r, struct cdt_match *m)
@@ -1043,5 +1055,5 @@ const struct wk_route wk_route_match = {
 	.init = match_init,
 	.fini = match_fini,
 	.idle = idle,
-	.tick = replies_retry,
+	.tick = tick,
 };

@@ -718,7 +718,7 @@ static void wk_requeue(struct wk_worker *w, const struct amq_delivery *d)
 
 size_t wk_unpark(struct wk_worker *w)
 {
-	if (w->nparked == 0 || w->amq == NULL)
+	if (w->amq == NULL)
 		return 0;
 	size_t n = 0, replayed = 0;
 	struct wk_parked *list = wk_park_take(w, &n);
@@ -733,9 +733,12 @@ size_t wk_unpark(struct wk_worker *w)
 		}
 	}
 	wk_park_release(list, n);
-	/* Replayed brokerage requests joined the group: no pump round ends
-	** here to flush it. */
-	group_flush(w);
+	/* No pump round ends here, and none may come: replayed brokerage
+	** requests joined the group, and a pilot batch that the outage
+	** caught (its requests arrived in the read whose group commit found
+	** the database gone, so they were queued, not parked) still waits.
+	** Both are decided now, as at the end of a read. */
+	wk_on_idle(w);
 	if (replayed)
 		log_info("database back: replayed %zu held request(s)",
 			 replayed);
