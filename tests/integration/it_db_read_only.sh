@@ -87,7 +87,8 @@ log "after the outage: $N tasks decided once each, 4 DIRAC jobs submitted during
 # when writes come back, with nothing else arriving to wake it. Before, it
 # waited for the next delivery: the pilot got no answer (CI's it_network
 # lost a pilot so, to a MariaDB link cut in the same read).
-kill "${PID[w2]}" && wait "${PID[w2]}" || fail "worker w2 did not stop cleanly"
+kill "${PID[w2]}"
+wait "${PID[w2]}" || fail "worker w2 did not stop cleanly"
 kill -STOP "${PID[w1]}"
 task_json $((B + N + 1)) "it.ro.$B.short" 1 100 300 >"$T/short.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/short.json" >/dev/null || fail "task submit (short refusal)"

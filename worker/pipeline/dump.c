@@ -27,11 +27,18 @@ int wk_dumping(const struct wk_worker *w)
 	       (w->cfg->decision_inputs || w->cfg->decision_inputs_dir[0]);
 }
 
+/* Largest index a pilot's inputs are written out for as a file. Each pilot
+** of a batch holds its own copy of the index as JSON until the commit,
+** about 1 kB a job: a worker whose index held 891,000 jobs (a database a
+** benchmark had filled) grew past 11 GB in a batch of pilots and was
+** killed. 20,000 jobs is about 20 MB a pilot. */
+#define WK_DUMP_DIR_MAX_JOBS 20000
+
 int wk_dumping_pilot(const struct wk_worker *w, size_t njobs)
 {
 	if (w == NULL || w->cfg == NULL)
 		return 0;
-	if (w->cfg->decision_inputs_dir[0])
+	if (w->cfg->decision_inputs_dir[0] && njobs <= WK_DUMP_DIR_MAX_JOBS)
 		return 1;
 	return w->cfg->decision_inputs &&
 	       njobs <= (size_t)w->cfg->decision_inputs_max_jobs &&

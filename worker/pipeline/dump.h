@@ -40,7 +40,8 @@ struct wk_dump {
 int wk_dumping(const struct wk_worker *w);
 
 /* wk_dumping for a pilot decision over an index of `njobs` waiting jobs:
-** a file is always written; stored only up to decision_inputs_max_jobs. */
+** written as a file up to 20,000 jobs (WK_DUMP_DIR_MAX_JOBS), stored up
+** to decision_inputs_max_jobs. */
 int wk_dumping_pilot(const struct wk_worker *w, size_t njobs);
 
 /*
