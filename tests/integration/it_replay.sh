@@ -85,6 +85,22 @@ pred_tb04=$(jget "$T/r1.json" drops.TB-04.after)
 [ "$pred_tb04" -gt "$(jget "$T/r1.json" drops.TB-04.before)" ] ||
 	fail "--set DISK_THRESHOLD=$THRESH drops no more nuclei by TB-04: $(cat "$T/r1.json")"
 log "prediction: TB-04 drops $(jget "$T/r1.json" drops.TB-04.before) -> $pred_tb04, outcome changed $(jget "$T/r1.json" outcomeChanged)"
+# The same replay on one thread (the one above ran on every CPU): the same
+# report, the timing aside, whatever thread took which decision.
+replay --since "$t1" --until "$t1e" --kind task "${S1[@]}" --set "DISK_THRESHOLD=$THRESH" --all-tables --json --threads 1 >"$T/r1t1.json" ||
+	fail "replay --threads 1: $(cat "$T/replay.err")"
+python3 - "$T/r1.json" "$T/r1t1.json" <<'EOF' || fail "replay's report depends on its thread count (above)"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for r in (a, b):
+    for k in ("seconds", "perSecond"):
+        r.pop(k, None)
+diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+for k in diff:
+    print(f"{k}: every CPU {json.dumps(a.get(k))[:400]}\n   one thread {json.dumps(b.get(k))[:400]}")
+sys.exit(1 if diff else 0)
+EOF
+log "the same report on one thread"
 
 # ---- phase 2: the threshold really set ------------------------------------
 sql "UPDATE params SET value = '$THRESH' WHERE component = 'taskbrokerage' AND name = 'DISK_THRESHOLD'" ||

@@ -19,7 +19,15 @@
 ** (run/gridbroker-readonly.conf), and the session is also set READ ONLY.
 ** Each decision is re-decided by explain's ex_run, the same decision path
 ** the workers and `explain` use, so a rule is fixed in one place.
+**
+** Threads (--threads, default the CPUs online, at most RP_MAX_THREADS):
+** the decision path has no shared state (engine/ has no globals; each
+** decision parses its own inputs into its own arena), so the rows of a
+** batch are shared out and each thread keeps tallies of its own, added
+** together after the batch; the largest changes are ranked by size and
+** then by row order, so the report does not depend on the thread count.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +51,8 @@
 #define RP_NO_END 253402300799LL
 /* The largest changes listed. */
 #define RP_TOP 10
+/* Most threads one replay runs. */
+#define RP_MAX_THREADS 16
 /* What one scenario's decision may allocate: as explain's job scenario. */
 #define RP_ARENA (512u << 20)
 
@@ -54,6 +64,7 @@ static const char *const rp_kinds[] = {"task", "jobs", "analysis", "pilot",
 /* One change worth listing. */
 struct rp_change {
 	double size; /* how large: see change_size */
+	long long seq; /* the row's place in the window: ties go to the first */
 	long long decision_id;
 	char kind[16];
 	char subject[96];
@@ -275,20 +286,77 @@ static void why_cmd(char *buf, size_t n, const struct st_in_row *r,
 	}
 }
 
+/* 1 when `a` is listed before `b`: larger first, then earlier in the
+** window. */
+static int ranks_before(const struct rp_change *a, const struct rp_change *b)
+{
+	return a->size > b->size || (a->size == b->size && a->seq < b->seq);
+}
+
 static void keep_top(struct rp *p, const struct rp_change *c)
 {
-	size_t at = p->ntop < RP_TOP ? p->ntop++ : RP_TOP - 1;
-	if (p->ntop == RP_TOP && at == RP_TOP - 1 &&
-	    p->top[at].size >= c->size)
+	if (p->ntop == RP_TOP && !ranks_before(c, &p->top[RP_TOP - 1]))
 		return;
+	size_t at = p->ntop < RP_TOP ? p->ntop++ : RP_TOP - 1;
 	p->top[at] = *c;
-	/* insertion: largest first, then oldest */
-	while (at > 0 && p->top[at - 1].size < p->top[at].size) {
+	/* insertion: largest first, then earliest */
+	while (at > 0 && ranks_before(&p->top[at], &p->top[at - 1])) {
 		struct rp_change t = p->top[at - 1];
 		p->top[at - 1] = p->top[at];
 		p->top[at] = t;
 		at--;
 	}
+}
+
+/* Fresh tallies; 0, or GB_ENOMEM. */
+static int rp_init(struct rp *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->assign_before = json_object();
+	p->assign_after = json_object();
+	p->drops_before = json_object();
+	p->drops_after = json_object();
+	p->skips = json_object();
+	return p->assign_before && p->assign_after && p->drops_before &&
+			       p->drops_after && p->skips
+		       ? GB_OK
+		       : GB_ENOMEM;
+}
+
+static void rp_fini(struct rp *p)
+{
+	json_decref(p->assign_before);
+	json_decref(p->assign_after);
+	json_decref(p->drops_before);
+	json_decref(p->drops_after);
+	json_decref(p->skips);
+}
+
+static void add_counts(json_t *dst, json_t *src)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(src, k, v)
+		bump(dst, k, json_integer_value(v));
+}
+
+/* Add a thread's tallies `s` to `d` (the window's total stays d's). */
+static void rp_add(struct rp *d, const struct rp *s)
+{
+	d->done += s->done;
+	d->skipped += s->skipped;
+	d->differ += s->differ;
+	d->outcome_changed += s->outcome_changed;
+	d->chosen_changed += s->chosen_changed;
+	for (size_t i = 0; i < RP_NKINDS; i++)
+		d->by_kind[i] += s->by_kind[i];
+	add_counts(d->assign_before, s->assign_before);
+	add_counts(d->assign_after, s->assign_after);
+	add_counts(d->drops_before, s->drops_before);
+	add_counts(d->drops_after, s->drops_after);
+	add_counts(d->skips, s->skips);
+	for (size_t i = 0; i < s->ntop; i++)
+		keep_top(d, &s->top[i]);
 }
 
 /* The timeout scenario holds one job; its record is the one whose job is
@@ -324,7 +392,7 @@ static int wanted(const struct st_in_row *r, const char *const *subj,
 
 /* Re-decide one stored decision and add it to the tallies. */
 static void replay_one(struct rp *p, const struct st_in_row *r,
-		       const struct exw_set *sets, size_t nsets)
+		       long long seq, const struct exw_set *sets, size_t nsets)
 {
 	char err[512] = "";
 	const char *skip = NULL;
@@ -387,8 +455,8 @@ static void replay_one(struct rp *p, const struct st_in_row *r,
 	if (differs) {
 		struct rp_change c;
 		memset(&c, 0, sizeof(c));
-		c.size = (oc ? 1e9 : 0) + (cc ? 1e6 : 0) + (double)moved +
-			 (differs ? 1 : 0);
+		c.size = (oc ? 1e9 : 0) + (cc ? 1e6 : 0) + (double)moved + 1;
+		c.seq = seq;
 		c.decision_id = r->decision_id;
 		snprintf(c.kind, sizeof(c.kind), "%s", r->kind);
 		snprintf(c.subject, sizeof(c.subject), "%s",
@@ -407,6 +475,76 @@ out:
 	json_decref(stored);
 	json_decref(root);
 	arena_free(&a);
+}
+
+/* A batch of rows, taken one at a time by every thread. */
+struct rp_batch {
+	const struct st_in_row *rows;
+	size_t n;
+	size_t next; /* the next row to take (atomic) */
+	long long seq0; /* the first row's place in the window */
+	const char *const *subj;
+	size_t nsubj;
+	const struct exw_set *sets;
+	size_t nsets;
+};
+
+/* One thread: its tallies over the rows it took. */
+struct rp_share {
+	struct rp p;
+	struct rp_batch *b;
+	pthread_t th;
+};
+
+static void *rp_share_run(void *arg)
+{
+	struct rp_share *s = arg;
+	struct rp_batch *b = s->b;
+	for (;;) {
+		size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+		if (i >= b->n)
+			break;
+		if (wanted(&b->rows[i], b->subj, b->nsubj))
+			replay_one(&s->p, &b->rows[i], b->seq0 + (long long)i,
+				   b->sets, b->nsets);
+	}
+	return NULL;
+}
+
+/* Re-decide a batch with `nth` threads (this one among them) and add
+** their tallies to `p`; 0, or GB_ENOMEM. */
+static int replay_batch(struct rp *p, struct rp_batch *b, size_t nth)
+{
+	struct rp_share sh[RP_MAX_THREADS];
+	int started[RP_MAX_THREADS] = {0};
+	int rc = GB_OK;
+	if (nth < 1)
+		nth = 1;
+	if (nth > RP_MAX_THREADS)
+		nth = RP_MAX_THREADS;
+	size_t ok = 0;
+	for (; ok < nth; ok++) {
+		if (rp_init(&sh[ok].p) != GB_OK) {
+			rp_fini(&sh[ok].p);
+			rc = GB_ENOMEM;
+			break;
+		}
+		sh[ok].b = b;
+	}
+	if (ok == 0)
+		return GB_ENOMEM;
+	/* A thread that cannot start leaves its rows to the others. */
+	for (size_t t = 1; t < ok; t++)
+		started[t] = pthread_create(&sh[t].th, NULL, rp_share_run,
+					    &sh[t]) == 0;
+	rp_share_run(&sh[0]);
+	for (size_t t = 0; t < ok; t++) {
+		if (t > 0 && started[t])
+			pthread_join(sh[t].th, NULL);
+		rp_add(p, &sh[t].p);
+		rp_fini(&sh[t].p);
+	}
+	return rc == GB_ENOMEM && ok > 0 ? GB_OK : rc;
 }
 
 /* TIME: RFC 3339, unix seconds, or an age before now: 30m, 6h, 2d. */
@@ -445,6 +583,20 @@ static int read_limit(const char *w, void *dst)
 	if (end == w || *end != '\0' || *n < 0) {
 		fprintf(stderr, "gridbroker: replay: --limit takes a count "
 				">= 0\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* --threads N: 1 .. RP_MAX_THREADS. */
+static int read_threads(const char *w, void *dst)
+{
+	long long *n = dst;
+	char *end = NULL;
+	*n = strtoll(w, &end, 10);
+	if (end == w || *end != '\0' || *n < 1 || *n > RP_MAX_THREADS) {
+		fprintf(stderr, "gridbroker: replay: --threads takes 1 to %d\n",
+			RP_MAX_THREADS);
 		return 2;
 	}
 	return 0;
@@ -513,6 +665,9 @@ static void print_pairs(const char *title, json_t *o, int changed_only)
 static int cmd_replay(struct cli *cli, int argc, char **argv)
 {
 	long long since = -1, until = -1, limit = 0;
+	/* One thread a CPU: the decision path is CPU only. */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long long threads = ncpu < 1 ? 1 : ncpu > RP_MAX_THREADS ? RP_MAX_THREADS : ncpu;
 	const char *kind = NULL;
 	const char *setw[RP_MAX_SETS];
 	size_t nsetw = 0;
@@ -557,6 +712,7 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		CLI_FLAG("--json", NULL, &as_json),
 		CLI_FLAG("--all-tables", NULL, &all_rows),
 		CLI_READ("--limit", NULL, read_limit, &limit),
+		CLI_READ("--threads", NULL, read_threads, &threads),
 		CLI_OPT_END,
 	};
 	int nw = cli_parse_opts(nrest, rest, opts, NULL, 0, 0);
@@ -604,13 +760,13 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 	if (limit > 0 && total > limit)
 		total = limit;
 	struct rp p;
-	memset(&p, 0, sizeof(p));
+	if (rp_init(&p) != GB_OK) {
+		fprintf(stderr, "gridbroker: replay: out of memory\n");
+		rp_fini(&p);
+		st_close(db);
+		return 1;
+	}
 	p.total = total;
-	p.assign_before = json_object();
-	p.assign_after = json_object();
-	p.drops_before = json_object();
-	p.drops_after = json_object();
-	p.skips = json_object();
 	struct st_in_cursor cur = {since, 0, 0};
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -627,9 +783,12 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		if (want > 0)
 			rc = st_in_scan(db, &cur, until, kind, want, &ba, rows,
 					&n);
-		for (size_t i = 0; rc == GB_OK && i < n; i++)
-			if (wanted(&rows[i], subj, nsubj))
-				replay_one(&p, &rows[i], sets, nsetw);
+		if (rc == GB_OK && n > 0) {
+			struct rp_batch b = {rows, n, 0, seen,
+					     (const char *const *)subj, nsubj,
+					     sets, nsetw};
+			rc = replay_batch(&p, &b, (size_t)threads);
+		}
 		seen += (long long)n;
 		arena_free(&ba);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -747,14 +906,10 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 	}
 	json_decref(assign);
 	json_decref(drops);
-	json_decref(p.assign_before);
-	json_decref(p.assign_after);
-	json_decref(p.drops_before);
-	json_decref(p.drops_after);
-	json_decref(p.skips);
+	rp_fini(&p);
 	return rc != GB_OK ? 1 : 0;
 }
 
 /* clang-format off */
-const struct cli_cmd_entry cli_cmd_replay = {"replay", "--since TIME [--until TIME] [--kind task|jobs|analysis|pilot|timeout] [--set NAME=VALUE ...] [--subject ID ...] [--limit N] [--all-tables] [--json]", "re-decide the stored decisions of a window offline from the inputs stored with each (nothing is published or written), optionally under changed parameters, queue/nucleus fields or shares (--set, as explain): decisions whose record, outcome or choice would change, assignments and drops by rule before and after (with --set only the rows that change, unless --all-tables), the ten largest changes with their `why` commands. --subject keeps only the decisions about these ids (a task, a pilot, a timed-out job). TIME: RFC 3339, unix seconds, or an age (30m, 6h, 2d); --until defaults to no end. Use the read-only account's config", 1, cmd_replay, NULL};
+const struct cli_cmd_entry cli_cmd_replay = {"replay", "--since TIME [--until TIME] [--kind task|jobs|analysis|pilot|timeout] [--set NAME=VALUE ...] [--subject ID ...] [--limit N] [--threads N] [--all-tables] [--json]", "re-decide the stored decisions of a window offline from the inputs stored with each (nothing is published or written), optionally under changed parameters, queue/nucleus fields or shares (--set, as explain): decisions whose record, outcome or choice would change, assignments and drops by rule before and after (with --set only the rows that change, unless --all-tables), the ten largest changes with their `why` commands. --subject keeps only the decisions about these ids (a task, a pilot, a timed-out job). TIME: RFC 3339, unix seconds, or an age (30m, 6h, 2d); --until defaults to no end. --threads: decisions re-decided at once (default: the CPUs online). Use the read-only account's config", 1, cmd_replay, NULL};
 /* clang-format on */
