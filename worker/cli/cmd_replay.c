@@ -27,6 +27,7 @@
 ** together after the batch; the largest changes are ranked by size and
 ** then by row order, so the report does not depend on the thread count.
 */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ struct rp_change {
 	char kind[16];
 	char subject[96];
 	char before[160], after[160];
-	char why[200];
+	char why[PATH_MAX + 256];
 };
 
 struct rp {
@@ -81,6 +82,7 @@ struct rp {
 	json_t *skips;                        /* reason -> count */
 	struct rp_change top[RP_TOP];
 	size_t ntop;
+	const char *cfg; /* the config replay runs with, for the why lines */
 };
 
 static int kind_index(const char *k)
@@ -254,16 +256,43 @@ static long long moved_jobs(const char *kind, json_t *a, json_t *b)
 }
 
 /* The `why` command that shows decision `r`. */
-static void why_cmd(char *buf, size_t n, const struct st_in_row *r,
-		    json_t *stored)
+/* `cfg` as one shell word: quoted unless it is plain. */
+static void shell_word(char *buf, size_t n, const char *w)
 {
+	if (w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			"0123456789_./-+=:,@")] == '\0' && w[0] != '\0') {
+		snprintf(buf, n, "%s", w);
+		return;
+	}
+	size_t o = 0;
+	if (o + 1 < n)
+		buf[o++] = '\'';
+	for (const char *c = w; *c && o + 5 < n; c++) {
+		if (*c == '\'') {
+			memcpy(buf + o, "'\\''", 4);
+			o += 4;
+		} else {
+			buf[o++] = *c;
+		}
+	}
+	if (o + 1 < n)
+		buf[o++] = '\'';
+	buf[o < n ? o : n - 1] = '\0';
+}
+
+/* The `why` command that shows the decision of row `r`, with the config
+** replay ran with (`cfg`; the read-only account reads what `why` reads),
+** so that it runs as printed. */
+static void why_cmd(char *buf, size_t n, const char *cfg,
+		    const struct st_in_row *r, json_t *stored)
+{
+	char what[160];
 	if (strcmp(r->kind, "task") == 0) {
-		snprintf(buf, n, "gridbroker why task %s", s_or(r->subject, "?"));
+		snprintf(what, sizeof(what), "task %s", s_or(r->subject, "?"));
 	} else if (strcmp(r->kind, "pilot") == 0) {
-		snprintf(buf, n, "gridbroker why pilot %s",
-			 s_or(r->subject, "?"));
+		snprintf(what, sizeof(what), "pilot %s", s_or(r->subject, "?"));
 	} else if (strcmp(r->kind, "timeout") == 0) {
-		snprintf(buf, n, "gridbroker why job %s", s_or(r->subject, "?"));
+		snprintf(what, sizeof(what), "job %s", s_or(r->subject, "?"));
 	} else {
 		/* a job request: any of its jobs finds it */
 		json_t *id = json_array_get(
@@ -278,12 +307,19 @@ static void why_cmd(char *buf, size_t n, const struct st_in_row *r,
 							    "unassigned"),
 					    0);
 		if (json_is_integer(id))
-			snprintf(buf, n, "gridbroker why job %lld",
+			snprintf(what, sizeof(what), "job %lld",
 				 (long long)json_integer_value(id));
 		else
-			snprintf(buf, n, "gridbroker why job (task %s)",
+			snprintf(what, sizeof(what), "job (task %s)",
 				 s_or(r->subject, "?"));
 	}
+	if (cfg == NULL || cfg[0] == '\0') {
+		snprintf(buf, n, "gridbroker why %s", what);
+		return;
+	}
+	char w[PATH_MAX + 64];
+	shell_word(w, sizeof(w), cfg);
+	snprintf(buf, n, "gridbroker -c %s why %s", w, what);
 }
 
 /* 1 when `a` is listed before `b`: larger first, then earlier in the
@@ -424,7 +460,9 @@ static void replay_one(struct rp *p, const struct st_in_row *r,
 	}
 	if (skip != NULL) {
 		p->skipped++;
-		bump(p->skips, skip, 1);
+		char sk[96];
+		snprintf(sk, sizeof(sk), "%s: %s", s_or(r->kind, "?"), skip);
+		bump(p->skips, sk, 1);
 		goto out;
 	}
 	p->done++;
@@ -467,7 +505,13 @@ static void replay_one(struct rp *p, const struct st_in_row *r,
 			snprintf(c.after + strlen(c.after),
 				 sizeof(c.after) - strlen(c.after),
 				 " (%lld jobs placed differently)", moved);
-		why_cmd(c.why, sizeof(c.why), r, stored);
+		else if (!oc && !cc)
+			/* listed for its record: say so, or the line reads
+			** as no change at all */
+			snprintf(c.after + strlen(c.after),
+				 sizeof(c.after) - strlen(c.after),
+				 " (same choice; other candidates changed)");
+		why_cmd(c.why, sizeof(c.why), p->cfg, r, stored);
 		keep_top(p, &c);
 	}
 out:
@@ -530,6 +574,7 @@ static int replay_batch(struct rp *p, struct rp_batch *b, size_t nth)
 			break;
 		}
 		sh[ok].b = b;
+		sh[ok].p.cfg = p->cfg;
 	}
 	if (ok == 0)
 		return GB_ENOMEM;
@@ -767,6 +812,7 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		return 1;
 	}
 	p.total = total;
+	p.cfg = cli->cfg_path;
 	struct st_in_cursor cur = {since, 0, 0};
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
