@@ -69,6 +69,15 @@ if [ -z "$why_digest" ] || [ "$why_digest" != "$ex_digest" ]; then
 	fail "explain of the stored inputs gives digest '$ex_digest', the stored record '$why_digest'"
 fi
 log "why --scenario: explain re-decides task $P1 to its stored digest $why_digest"
+# --decision N: that decision of the task's, or an error naming it.
+d1=$(sql "select id from decisions where kind = 'task' and subject = '$P1' order by id desc limit 1")
+[ -n "$d1" ] || fail "no decision row for task $P1"
+"$GB" -c "$GB_CONFIG" why task $P1 --decision "$d1" | head -1 | grep -q "decision $d1\$" ||
+	fail "why task $P1 --decision $d1 does not show decision $d1: $("$GB" -c "$GB_CONFIG" why task $P1 --decision "$d1" 2>&1 | head -1)"
+if "$GB" -c "$GB_CONFIG" why task $P1 --decision $((d1 + 1000000000)) >/dev/null 2>"$T/why.err"; then
+	fail "why --decision of another decision's id succeeded"
+fi
+grep -q "is not one of its" "$T/why.err" || fail "why --decision of a wrong id says: $(cat "$T/why.err")"
 
 # 2. no change: 0 differences
 mapfile -t S1 < <(subjects $P1)
@@ -85,6 +94,18 @@ pred_tb04=$(jget "$T/r1.json" drops.TB-04.after)
 [ "$pred_tb04" -gt "$(jget "$T/r1.json" drops.TB-04.before)" ] ||
 	fail "--set DISK_THRESHOLD=$THRESH drops no more nuclei by TB-04: $(cat "$T/r1.json")"
 log "prediction: TB-04 drops $(jget "$T/r1.json" drops.TB-04.before) -> $pred_tb04, outcome changed $(jget "$T/r1.json" outcomeChanged)"
+# Each largest change's why line runs as printed (its config, its
+# decision) and shows that decision.
+python3 -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["largestChanges"]:
+    print(c["decision"], c["why"])' "$T/r1.json" >"$T/why.lines"
+[ -s "$T/why.lines" ] || fail "the --set replay lists no change: $(cat "$T/r1.json")"
+while read -r dec cmd; do
+	[[ $cmd == "gridbroker -c $GB_RO_CONFIG why task "*" --decision $dec" ]] || fail "why line '$cmd' for decision $dec"
+	# shellcheck disable=SC2086 # the line is words, as a user pastes it
+	"$GB" ${cmd#gridbroker } | head -1 | grep -q "decision $dec\$" || fail "'$cmd' does not show decision $dec"
+done <"$T/why.lines"
+log "the largest changes' why lines run as printed ($(wc -l <"$T/why.lines"))"
 # The same replay on one thread (the one above ran on every CPU): the same
 # report, the timing aside, whatever thread took which decision.
 replay --since "$t1" --until "$t1e" --kind task "${S1[@]}" --set "DISK_THRESHOLD=$THRESH" --all-tables --json --threads 1 >"$T/r1t1.json" ||

@@ -255,8 +255,7 @@ static long long moved_jobs(const char *kind, json_t *a, json_t *b)
 	return d / 2;
 }
 
-/* The `why` command that shows decision `r`. */
-/* `cfg` as one shell word: quoted unless it is plain. */
+/* `w` as one shell word: quoted unless it is plain. */
 static void shell_word(char *buf, size_t n, const char *w)
 {
 	if (w[strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -280,9 +279,9 @@ static void shell_word(char *buf, size_t n, const char *w)
 	buf[o < n ? o : n - 1] = '\0';
 }
 
-/* The `why` command that shows the decision of row `r`, with the config
-** replay ran with (`cfg`; the read-only account reads what `why` reads),
-** so that it runs as printed. */
+/* The `why` command that shows the decision of row `r` (--decision), with
+** the config replay ran with (`cfg`; the read-only account reads what
+** `why` reads), so that it runs as printed. */
 static void why_cmd(char *buf, size_t n, const char *cfg,
 		    const struct st_in_row *r, json_t *stored)
 {
@@ -313,6 +312,11 @@ static void why_cmd(char *buf, size_t n, const char *cfg,
 			snprintf(what, sizeof(what), "job (task %s)",
 				 s_or(r->subject, "?"));
 	}
+	/* this decision, not the subject's latest: a pending task is
+	** decided again and again */
+	if (r->decision_id > 0)
+		snprintf(what + strlen(what), sizeof(what) - strlen(what),
+			 " --decision %lld", r->decision_id);
 	if (cfg == NULL || cfg[0] == '\0') {
 		snprintf(buf, n, "gridbroker why %s", what);
 		return;

@@ -1,12 +1,14 @@
 /*
 ** cmd_why.c — `gridbroker why task|job|pilot ID [--json] [-a|--all]
-** [--scenario FILE]`: the decision records stored in MariaDB (decrec.h)
+** [--decision N] [--scenario FILE]`: the decision records stored in MariaDB (decrec.h)
 ** answer "why did my task, job or pilot go there, or nowhere?" after the
 ** fact, with the same text `explain` prints offline for the same decision
 ** (all but the head line: report/render.h). Reading: store_decisions.c;
 ** the text: render.c. --scenario writes the inputs stored with the latest
 ** decision (store_inputs.h) as the scenario file `explain` re-decides to
-** the same record digest.
+** the same record digest. --decision N takes one of the subject's
+** decisions, not the latest, for both (`replay` names decisions by id,
+** and a task retried while pending has several).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,14 +99,30 @@ static int write_scenario(struct st_db *db, const struct st_dec_row *r,
 	return 0;
 }
 
+/* --decision N: a decision id, > 0. */
+static int read_decision(const char *w, void *dst)
+{
+	long long *n = dst;
+	char *end = NULL;
+	*n = strtoll(w, &end, 10);
+	if (end == w || *end != '\0' || *n <= 0) {
+		fprintf(stderr, "gridbroker: why: --decision takes a decision "
+				"id (a number > 0)\n");
+		return 2;
+	}
+	return 0;
+}
+
 static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 	       int argc, char **argv)
 {
 	const char *id = NULL, *scenario = NULL;
 	int as_json = 0, all = 0;
+	long long pick = 0;
 	const struct cli_opt opts[] = {
 		CLI_FLAG("--json", NULL, &as_json),
 		CLI_FLAG("--all", "-a", &all),
+		CLI_READ("--decision", NULL, read_decision, &pick),
 		CLI_WORD("--scenario", NULL, &scenario),
 		CLI_OPT_END,
 	};
@@ -120,7 +138,8 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 	arena_init(&a, WHY_ARENA);
 	struct st_dec_row *rows = NULL;
 	size_t n = 0;
-	int rc = st_dec_find(db, what, id, all ? (size_t)-1 : 1, &a, &rows, &n);
+	int rc = st_dec_find(db, what, id, all || pick ? (size_t)-1 : 1, &a,
+			     &rows, &n);
 	int code = 0;
 	if (rc != GB_OK) {
 		fprintf(stderr, "gridbroker: why %s %s: %s (%s)\n", noun, id,
@@ -129,6 +148,23 @@ static int why(struct cli *cli, enum st_dec_what what, const char *noun,
 	} else if (n == 0) {
 		fprintf(stderr, "no decision recorded for %s %s\n", noun, id);
 		code = 1;
+	} else if (pick) {
+		/* that decision alone, as if it were the only one */
+		size_t k = 0;
+		while (k < n && rows[k].id != pick)
+			k++;
+		if (k == n) {
+			fprintf(stderr,
+				"gridbroker: why %s %s: decision %lld is not "
+				"one of its %zu (gridbroker why %s %s --all "
+				"lists them)\n",
+				noun, id, pick, n, noun, id);
+			code = 1;
+		} else {
+			rows[0] = rows[k];
+			n = 1;
+			all = 0;
+		}
 	}
 	if (code == 0 && scenario != NULL) {
 		code = write_scenario(db, &rows[0], scenario, &a);
@@ -207,9 +243,9 @@ static int cmd_why_pilot(struct cli *cli, int argc, char **argv)
 
 /* clang-format off */
 static const struct cli_cmd_entry why_cmds[] = {
-	{"task", "TASKID [--json] [-a|--all] [--scenario FILE]", "why the task went to its nucleus or is pending: the stored decision (latest, or every one with --all) with its stage summary, each rejected nucleus's rule and numbers, and the weights; --scenario writes the latest decision's stored inputs as a scenario file (- for stdout) that `explain` re-decides", 1, cmd_why_task, NULL},
-	{"job", "JOBID [--json] [-a|--all] [--scenario FILE]", "why a PanDA job is where it is: the job brokerage decision that placed it (or left it pending, or throttled its task) and its timeouts and rebrokerages; for a DIRAC job, the pilot decision that matched it; --scenario as for task", 1, cmd_why_job, NULL},
-	{"pilot", "PILOTID|REQUESTID [--json] [-a|--all] [--scenario FILE]", "why a pilot got its job or none (TQ-10): the task queues considered and what each filter left; --scenario as for task", 1, cmd_why_pilot, NULL},
+	{"task", "TASKID [--json] [-a|--all] [--decision N] [--scenario FILE]", "why the task went to its nucleus or is pending: the stored decision (latest, or every one with --all, or decision N of the task's with --decision) with its stage summary, each rejected nucleus's rule and numbers, and the weights; --scenario writes that decision's stored inputs as a scenario file (- for stdout) that `explain` re-decides", 1, cmd_why_task, NULL},
+	{"job", "JOBID [--json] [-a|--all] [--decision N] [--scenario FILE]", "why a PanDA job is where it is: the job brokerage decision that placed it (or left it pending, or throttled its task) and its timeouts and rebrokerages; for a DIRAC job, the pilot decision that matched it; --scenario as for task", 1, cmd_why_job, NULL},
+	{"pilot", "PILOTID|REQUESTID [--json] [-a|--all] [--decision N] [--scenario FILE]", "why a pilot got its job or none (TQ-10): the task queues considered and what each filter left; --scenario as for task", 1, cmd_why_pilot, NULL},
 	{NULL, NULL, NULL, 0, NULL, NULL},
 };
 /* clang-format on */
