@@ -92,6 +92,21 @@
 # after the mark is listed with its figures, not judged: its process saw
 # only part of the run.
 #
+# Replay with no change: after the invariant check, while the suite's
+# servers are still up, `gridbroker replay --since 0` re-decides every
+# decision stored with its inputs (the run started from an empty database,
+# so every one of the run's) from those inputs, with the read-only account
+# scripts/services provisions and writes into GB_RUN_DIR
+# (gridbroker-readonly.conf; checked to exist and to hold SELECT only), as
+# check_replay does at every integration test's exit. One line gives the
+# decisions re-decided by kind, the differences, the skipped and the
+# seconds it took; any decision whose record differs from the digest
+# stored with it, or that could not be re-decided (skipped), fails the run,
+# with the largest differences and their `why` commands, and so does a
+# count by kind other than decision_inputs holds (each stored decision read
+# exactly once). OUT/replay.json is
+# the replay's whole report, OUT/replay.txt what the suite printed of it.
+#
 # Sanitizers: every process the suite starts writes its AddressSanitizer,
 # LeakSanitizer and UndefinedBehaviorSanitizer reports to OUT/san
 # (tests/integration/sanitizers.sh); any report, or one in a worker's or
@@ -554,6 +569,72 @@ FAULTS_INFO="capacity=$CAPACITY/s offered=$RATE/s confirmed=$((CONFIRMED / (LOAD
 export OUT DB_NAME SERVICES GB_RUN_DIR GB_DB_PORT GB_AMQP_PORT GB_RABBITMQ_NODENAME FAULTS_DONE FAULTS_INFO MESSAGES PER_KIND
 rc=0
 bash "$GB_SRC/tests/faults/check.sh" || rc=$?
+
+# ---- replay with no change (see the header) ---------------------------------
+# replay_check [ARG...]: `gridbroker replay --since 0` (the database started
+# empty: every decision of the run) with the read-only account, judged as
+# every integration test's exit judges its own (check_replay in
+# tests/integration/lib.sh): false on any decision whose record differs from
+# the digest stored with it, any skipped, any not read exactly once (the
+# count by kind against decision_inputs), or a replay that failed; then the
+# largest differences with their `why` commands. ARGs go to replay as they
+# are (a --set makes the check fail on purpose). OUT/replay.json is the
+# replay's whole report, OUT/replay.err its stderr.
+RO_CONF=$GB_RUN_DIR/gridbroker-readonly.conf
+# shellcheck disable=SC2120 # ARGs only by hand (a --set, to see it fail)
+replay_check() {
+	local user grants stored t0 secs st=0
+	# the read-only account, provisioned on the suite's MariaDB: SELECT only
+	[ -f "$RO_CONF" ] || { echo "FAIL: replay: no $RO_CONF (scripts/services start writes it)"; return 1; }
+	user=$(sed -n '/^\[database\]/,/^\[/s/^user *= *//p' "$RO_CONF" | head -1)
+	grants=$(sql -e "SHOW GRANTS FOR '$user'@'localhost'" 2>&1) ||
+		{ echo "FAIL: replay: the read-only account '$user' is not provisioned on the suite's MariaDB: $grants"; return 1; }
+	if grep -Eq 'INSERT|UPDATE|DELETE|ALL PRIVILEGES' <<<"$grants"; then
+		echo "FAIL: replay: account '$user' of $RO_CONF is not read-only: $grants"
+		return 1
+	fi
+	# what the replay must read: each stored decision once
+	stored=$(sql -e "SELECT kind, COUNT(*) FROM decision_inputs GROUP BY kind" | tr '\t\n' ':,') ||
+		{ echo "FAIL: replay: cannot count decision_inputs"; return 1; }
+	t0=$SECONDS
+	"$GB" -c "$RO_CONF" replay --since 0 --json "$@" >"$OUT/replay.json" 2>"$OUT/replay.err" || st=$?
+	secs=$((SECONDS - t0))
+	if [ "$st" -ne 0 ]; then
+		echo "FAIL: replay exited with status $st after $secs s: $(grep -v '^replay: ' "$OUT/replay.err" | tail -5)"
+		return 1
+	fi
+	python3 - "$OUT/replay.json" "$secs" "$(wc -l <"$OUT/db/decisions.tsv" 2>/dev/null || echo ?)" \
+		"$(wc -l <"$OUT/db/pilot_matches.tsv" 2>/dev/null || echo ?)" "$RO_CONF" "$stored" <<-'EOF'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		secs, rows, pilots, conf = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+		stored = {k: int(n) for k, n in (x.split(":") for x in sys.argv[6].split(",") if x)}
+		once = (d["replayed"] + d["skipped"] == d["decisions"] == sum(stored.values()) and
+		        (d["skipped"] or all(d["byKind"].get(k, 0) == n for k, n in stored.items())))
+		kinds = ", ".join("%s %d" % (k, d["byKind"][k]) for k in ("task", "jobs", "analysis", "pilot", "timeout"))
+		ok = not d["digestDiffers"] and not d["skipped"]
+		what = "replay, " + (" ".join("--set " + x for x in d["sets"]) or "no change")
+		skips = "".join(" (%s: %d)" % kv for kv in sorted(d["skipReasons"].items()))
+		print("%s: %d of %d decisions with stored inputs re-decided (%s) in %s s (%.1f s replaying, %.0f/s); %d differ, %d skipped%s; the database holds %s decision rows and %s pilot matches" % (
+		    what, d["replayed"], d["decisions"], kinds, secs, d["seconds"], d["perSecond"],
+		    d["digestDiffers"], d["skipped"], skips, rows, pilots))
+		if not once:
+		    print("FAIL: %s read %d decisions (%s) where %d are stored (%s): some read twice or not at all" % (
+		        what, d["replayed"] + d["skipped"], kinds, sum(stored.values()),
+		        ", ".join("%s %d" % kv for kv in sorted(stored.items()))))
+		if ok and once:
+		    sys.exit(0)
+		if ok:
+		    sys.exit(1)
+		print("FAIL: %s: %d of %d decisions differ from the digest stored with them, %d skipped; the largest (`gridbroker -c %s why ... --scenario F`, then `gridbroker explain F`, reproduces one):" % (
+		    what, d["digestDiffers"], d["replayed"], d["skipped"], conf))
+		for c in d["largestChanges"]:
+		    print("  decision %d (%s %s): %s -> %s\n      %s" % (c["decision"], c["kind"], c["subject"], c["before"], c["after"], c["why"]))
+		sys.exit(1)
+	EOF
+}
+replay_check >"$OUT/replay.txt" || rc=1
+while IFS= read -r line; do log "$line"; done <"$OUT/replay.txt"
 
 # rss_report: the memory table; false if a judged process grew more than
 # RSS_GROWTH percent, or worker 1 has no process alive at both ends.

@@ -133,11 +133,13 @@ int st_in_get(struct st_db *db, enum st_in_src src, long long decision_id,
 	return rc;
 }
 
-/* The window's parameters of one SQL_SCAN branch. */
+/* The window's parameters of one SQL_SCAN branch. `src` is the cursor's
+** source as a string; it is bound by pointer, so it must live until the
+** statement has run (the caller's, not a local of this function). */
 static void window_args(struct st_args *a, const struct st_in_cursor *cur,
-			long long until, const char *kind, size_t max)
+			const char *src, long long until, const char *kind,
+			size_t max)
 {
-	char src[2] = {cur->src ? cur->src : '\0', '\0'};
 	st_arg_ll(a, cur->decided_at);
 	st_arg_ll(a, until);
 	st_arg_ll(a, cur->decided_at);
@@ -158,8 +160,9 @@ int st_in_scan(struct st_db *db, struct st_in_cursor *cur, long long until,
 	*n = 0;
 	struct st_args args;
 	st_args_init(&args);
-	window_args(&args, cur, until, kind, max);
-	window_args(&args, cur, until, kind, max);
+	char src[2] = {cur->src ? cur->src : '\0', '\0'};
+	window_args(&args, cur, src, until, kind, max);
+	window_args(&args, cur, src, until, kind, max);
 	st_arg_ll(&args, (long long)max);
 	struct st_cols c;
 	MYSQL_STMT *s;
