@@ -62,8 +62,9 @@ static void count_sw(const struct gm_grid *g, size_t *parsed, size_t *text)
 	if (g == NULL)
 		return;
 	for (size_t i = 0; i <= g->nqueues; i++) {
-		const void *sw = i < g->nqueues ? (const void *)g->queues[i].q.sw
-						: (const void *)g->all_sw;
+		const void *sw = i < g->nqueues
+					 ? (const void *)g->queues[i].q.sw
+					 : (const void *)g->all_sw;
 		const char *t = i < g->nqueues ? g->queues[i].sw_json
 					       : g->all_sw_json;
 		assert_true(t == NULL || sw != NULL);
