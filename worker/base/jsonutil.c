@@ -44,6 +44,21 @@ int ju_fail(const struct ju_ctx *c, int rc, const char *path, const char *fmt,
 	return rc;
 }
 
+/* c without its error buffer: for a parse whose path is built only when
+** it fails (and only when c has a buffer, loud). */
+static struct ju_ctx ju_quiet(const struct ju_ctx *c)
+{
+	struct ju_ctx q = *c;
+	q.err = NULL;
+	q.errlen = 0;
+	return q;
+}
+
+static int loud(const struct ju_ctx *c)
+{
+	return c->err != NULL && c->errlen != 0;
+}
+
 /* A path cut short by its buffer ends in "..." rather than mid-name. */
 void ju_path_done(char *buf, size_t n, int w)
 {
@@ -150,11 +165,17 @@ int ju_str_list(const struct ju_ctx *c, json_t *v, const char *f, size_t limit,
 	const char **arr = ju_alloc_n(c, cnt, sizeof(*arr));
 	if (arr == NULL)
 		return ju_fail(c, GB_ENOMEM, f, "out of memory");
+	const struct ju_ctx q = ju_quiet(c);
 	for (size_t i = 0; i < cnt; i++) {
-		char p[JU_PATH];
-		ju_path_idx(p, sizeof(p), f, i);
-		rc = ju_str_value(c, json_array_get(v, i), p, nonempty,
-				  &arr[i]);
+		json_t *e = json_array_get(v, i);
+		/* the element's path only for a message: ju_str_value fails
+		** before it allocates, so the second call fails the same */
+		rc = ju_str_value(&q, e, f, nonempty, &arr[i]);
+		if (rc != GB_OK && loud(c)) {
+			char p[JU_PATH];
+			ju_path_idx(p, sizeof(p), f, i);
+			rc = ju_str_value(c, e, p, nonempty, &arr[i]);
+		}
 		if (rc != GB_OK)
 			return rc;
 	}
@@ -261,12 +282,10 @@ int ju_ipconn_ok(const char *s)
 			strcasecmp(hash, "#IPv6") == 0);
 }
 
-/* Parse one field into base + d->off (and off2 for a list). */
-int ju_fld_parse(const struct ju_ctx *c, json_t *obj, const char *path,
-		 const struct ju_fld *d, void *base)
+/* Parse one field, at path f, into base + d->off (and off2 for a list). */
+static int fld_parse(const struct ju_ctx *c, json_t *obj, const char *f,
+		     const struct ju_fld *d, void *base)
 {
-	char f[JU_PATH];
-	ju_path_key(f, sizeof(f), path, d->key);
 	json_t *v = json_object_get(obj, d->key);
 	int req = (d->flags & JU_F_REQ) ||
 		  ((d->flags & JU_F_REQOPT) && c->req_opt);
@@ -349,6 +368,30 @@ int ju_fld_parse(const struct ju_ctx *c, json_t *obj, const char *path,
 		return GB_OK;
 	}
 	return ju_fail(c, GB_EINVAL, f, "bad field table");
+}
+
+/*
+** The field's path is only for an error message, and building it for
+** every field of every record was a good part of parsing a large grid.
+** So a field is parsed first without the message; only when that fails is
+** it parsed again with its path for the message. The second parse gives
+** the same result because a failing fld_parse has allocated nothing:
+** every failure comes before the arena copy, except a list's (its array
+** and earlier elements are copied first) and a checked string's (the
+** check looks at the copy), so those rows build their path up front.
+*/
+int ju_fld_parse(const struct ju_ctx *c, json_t *obj, const char *path,
+		 const struct ju_fld *d, void *base)
+{
+	if (!loud(c) || (d->kind != JU_K_LIST && d->check == NULL)) {
+		const struct ju_ctx q = ju_quiet(c);
+		int rc = fld_parse(&q, obj, "", d, base);
+		if (rc == GB_OK || !loud(c))
+			return rc;
+	}
+	char f[JU_PATH];
+	ju_path_key(f, sizeof(f), path, d->key);
+	return fld_parse(c, obj, f, d, base);
 }
 
 /* Unknown keys first, so a typo is reported as such and not as the

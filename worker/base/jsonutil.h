@@ -212,7 +212,8 @@ int ju_ipconn_ok(const char *s);
 ** Parse the row `d` of object `obj` (at `path`) into base + d->off (and
 ** base + d->off2 for a list). Absent or null optional fields store the
 ** default; JU_K_ENUM stores an int, so enum members it writes must be
-** int-sized.
+** int-sized. The field's path ("path.key") is built only for an error
+** message, so a valid field costs no string formatting.
 */
 int ju_fld_parse(const struct ju_ctx *c, json_t *obj, const char *path,
 		 const struct ju_fld *d, void *base);

@@ -78,10 +78,10 @@ static int run_task(json_t *root, struct arena *a, struct ex_result *out,
 }
 
 static int run_jobs(json_t *root, struct arena *a, struct ex_result *out,
-		    char *err, size_t errlen)
+		    char *err, size_t errlen, const struct scj_opts *o)
 {
 	struct scj_scenario *s = &out->in.jobs;
-	int rc = scj_parse_scenario(root, a, s, err, errlen);
+	int rc = scj_parse_scenario_opts(root, a, o, s, err, errlen);
 	if (rc != GB_OK)
 		return rc;
 	struct md_jobs *d = &out->out.jobs;
@@ -93,10 +93,10 @@ static int run_jobs(json_t *root, struct arena *a, struct ex_result *out,
 }
 
 static int run_analysis(json_t *root, struct arena *a, struct ex_result *out,
-			char *err, size_t errlen)
+			char *err, size_t errlen, const struct scj_opts *o)
 {
 	struct sca_scenario *s = &out->in.analysis;
-	int rc = sca_parse_scenario(root, a, s, err, errlen);
+	int rc = sca_parse_scenario_opts(root, a, o, s, err, errlen);
 	if (rc != GB_OK)
 		return rc;
 	struct md_analysis *d = &out->out.analysis;
@@ -192,6 +192,13 @@ enum ex_kind ex_kind_of(json_t *root)
 int ex_run(json_t *root, struct arena *a, struct ex_result *out, char *err,
 	   size_t errlen)
 {
+	return ex_run_opts(root, a, out, err, errlen, NULL);
+}
+
+int ex_run_opts(json_t *root, struct arena *a, struct ex_result *out,
+		char *err, size_t errlen, const struct ex_opts *o)
+{
+	const struct scj_opts so = {.no_sw_text = o && o->no_sw_text};
 	if (root == NULL || a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
@@ -202,9 +209,9 @@ int ex_run(json_t *root, struct arena *a, struct ex_result *out, char *err,
 	case EX_TIMEOUT:
 		return run_timeout(root, a, out, err, errlen);
 	case EX_ANALYSIS:
-		return run_analysis(root, a, out, err, errlen);
+		return run_analysis(root, a, out, err, errlen, &so);
 	case EX_JOBS:
-		return run_jobs(root, a, out, err, errlen);
+		return run_jobs(root, a, out, err, errlen, &so);
 	case EX_MATCH:
 		return run_match(root, a, out, err, errlen);
 	case EX_TASK:

@@ -84,4 +84,17 @@ struct ex_result {
 int ex_run(json_t *root, struct arena *a, struct ex_result *out, char *err,
 	   size_t errlen);
 
+/* What ex_run keeps beyond the records; all zero is ex_run's behaviour. */
+struct ex_opts {
+	/* A job or analysis scenario's sw dictionaries are parsed but not
+	** kept as text (struct scj_opts): the records are the same, but
+	** out->in cannot be written back as a scenario (scenario_write.h).
+	** For callers that only compare records, such as replay. */
+	int no_sw_text;
+};
+
+/* ex_run with options `o` (NULL: the defaults, as ex_run). */
+int ex_run_opts(json_t *root, struct arena *a, struct ex_result *out,
+		char *err, size_t errlen, const struct ex_opts *o);
+
 #endif

@@ -201,6 +201,13 @@ int sca_is_analysis_scenario(json_t *root)
 int sca_parse_scenario(json_t *root, struct arena *a, struct sca_scenario *out,
 		       char *err, size_t errlen)
 {
+	return sca_parse_scenario_opts(root, a, NULL, out, err, errlen);
+}
+
+int sca_parse_scenario_opts(json_t *root, struct arena *a,
+			    const struct scj_opts *o, struct sca_scenario *out,
+			    char *err, size_t errlen)
+{
 	struct ju_ctx c = {a, err, errlen, 1, 0};
 	int rc = ju_scenario_begin(&c, root, out, sizeof(*out));
 	if (rc != GB_OK)
@@ -212,8 +219,8 @@ int sca_parse_scenario(json_t *root, struct arena *a, struct sca_scenario *out,
 		return ju_fail(&c, GB_ENOMEM, "", "out of memory");
 	if (jobs)
 		json_object_del(jobs, "analysis");
-	rc = scj_parse_scenario(jobs ? jobs : root, a, &out->job, err,
-				errlen);
+	rc = scj_parse_scenario_opts(jobs ? jobs : root, a, o, &out->job, err,
+				     errlen);
 	json_decref(jobs);
 	if (rc != GB_OK)
 		return rc;

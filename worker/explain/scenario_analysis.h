@@ -68,6 +68,12 @@ int sca_is_analysis_scenario(json_t *root);
 int sca_parse_scenario(json_t *root, struct arena *a, struct sca_scenario *out,
 		       char *err, size_t errlen);
 
+/* sca_parse_scenario with options `o` for its grid (scenario_jobs.h; NULL:
+** the defaults). */
+int sca_parse_scenario_opts(json_t *root, struct arena *a,
+			    const struct scj_opts *o, struct sca_scenario *out,
+			    char *err, size_t errlen);
+
 /*
 ** Decide `s` as the worker decides an analysis request: md_decide_analysis
 ** (model/decide.h) with the scenario's grid, request, owner's and queues'

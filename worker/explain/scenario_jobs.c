@@ -294,6 +294,13 @@ int scj_is_job_scenario(json_t *root)
 int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,
 		       char *err, size_t errlen)
 {
+	return scj_parse_scenario_opts(root, a, NULL, out, err, errlen);
+}
+
+int scj_parse_scenario_opts(json_t *root, struct arena *a,
+			    const struct scj_opts *o, struct scj_scenario *out,
+			    char *err, size_t errlen)
+{
 	struct ju_ctx c = {a, err, errlen, 1, 0};
 	int rc = ju_scenario_begin(&c, root, out, sizeof(*out));
 	if (rc != GB_OK)
@@ -308,7 +315,8 @@ int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,
 	if (rc == GB_OK && json_object_get(root, "queues") == NULL)
 		return ju_fail(&c, GB_EMISSING, "queues", "missing");
 	if (rc == GB_OK)
-		rc = scj_parse_grid(root, a, out->now, &out->grid, err, errlen);
+		rc = scj_parse_grid_opts(root, a, out->now, o, &out->grid,
+					 err, errlen);
 	if (rc == GB_OK)
 		rc = scj_parse_request(json_object_get(root, "task"), "task", a,
 				       1, &out->req, err, errlen);

@@ -40,6 +40,17 @@
 #define SCJ_MAX_OWNERS 1000000   /* users (and groups) of a grid's analysis */
 #define SCJ_MAX_CLASSES 1000000  /* taskClasses of a grid's analysis */
 
+/* What the parsers of a grid or scenario keep beyond what deciding needs;
+** all zero (or a NULL pointer) is the default. */
+struct scj_opts {
+	/* Parse each "sw" dictionary (q.sw, all_sw) but leave its text
+	** (gm_queue.sw_json, gm_grid.all_sw_json) NULL: only storing a grid
+	** and writing a scenario back out read the text (scenario_write.h
+	** refuses such a grid), deciding reads the parsed dictionaries. It
+	** saves a JSON dump per dictionary, for callers that only decide. */
+	int no_sw_text;
+};
+
 /* A whole job scenario: {now, seed, params, queues, sw, links,
 ** fileReplicas, task}. */
 struct scj_scenario {
@@ -63,6 +74,12 @@ struct scj_scenario {
 */
 int scj_parse_grid(json_t *root, struct arena *a, long long now,
 		   struct gm_grid *out, char *err, size_t errlen);
+
+/* scj_parse_grid with options `o` (NULL: the defaults, which
+** scj_parse_grid uses). */
+int scj_parse_grid_opts(json_t *root, struct arena *a, long long now,
+			const struct scj_opts *o, struct gm_grid *out,
+			char *err, size_t errlen);
 
 /*
 ** Parse the "analysis" section of a grid file (what `grid load` stores for
@@ -110,6 +127,11 @@ int scj_parse_request(json_t *obj, const char *path, struct arena *a,
 /* Parse a whole job scenario. Returns 0 or GB_E* with err. */
 int scj_parse_scenario(json_t *root, struct arena *a, struct scj_scenario *out,
 		       char *err, size_t errlen);
+
+/* scj_parse_scenario with options `o` for its grid (NULL: the defaults). */
+int scj_parse_scenario_opts(json_t *root, struct arena *a,
+			    const struct scj_opts *o, struct scj_scenario *out,
+			    char *err, size_t errlen);
 
 /*
 ** 1 when `root` is a production job scenario: an object with a "queues"

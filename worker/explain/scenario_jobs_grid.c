@@ -270,9 +270,10 @@ static int replica_item(const struct ju_ctx *c, json_t *v, const char *path,
 
 /* ---- grid ----------------------------------------------------------------- */
 
-/* One "sw" entry: the parsed dictionary and its compact sorted text. */
+/* One "sw" entry: the parsed dictionary and, when `keep_text`, its compact
+** sorted text (else *text stays NULL: only writing a scenario needs it). */
 static int sw_entry(const struct ju_ctx *c, json_t *v, const char *path,
-		    const struct rc_sw **sw, const char **text)
+		    int keep_text, const struct rc_sw **sw, const char **text)
 {
 	struct rc_sw *s = ju_alloc_n(c, 1, sizeof(*s));
 	if (s == NULL)
@@ -280,18 +281,20 @@ static int sw_entry(const struct ju_ctx *c, json_t *v, const char *path,
 	int rc = gm_parse_sw(v, path, c->a, s, c->err, c->errlen);
 	if (rc != GB_OK)
 		return rc;
-	char *dump = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-	*text = dump ? arena_strdup(c->a, dump) : NULL;
-	free(dump);
-	if (*text == NULL)
-		return ju_fail(c, GB_ENOMEM, path, "out of memory");
+	if (keep_text) {
+		char *dump = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+		*text = dump ? arena_strdup(c->a, dump) : NULL;
+		free(dump);
+		if (*text == NULL)
+			return ju_fail(c, GB_ENOMEM, path, "out of memory");
+	}
 	*sw = s;
 	return GB_OK;
 }
 
 /* "sw": queue name (or "ALL") -> dictionary; `names` sorted by name. */
 static int parse_sw_map(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
-			const struct ju_nameref *names)
+			const struct ju_nameref *names, int keep_text)
 {
 	if (o == NULL)
 		return GB_OK;
@@ -304,7 +307,8 @@ static int parse_sw_map(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
 		char p[JU_PATH];
 		ju_path_qkey(p, sizeof(p), "sw", name);
 		if (strcmp(name, "ALL") == 0) {
-			rc = sw_entry(c, v, p, &g->all_sw, &g->all_sw_json);
+			rc = sw_entry(c, v, p, keep_text, &g->all_sw,
+				      &g->all_sw_json);
 			continue;
 		}
 		const struct ju_nameref *r =
@@ -315,13 +319,20 @@ static int parse_sw_map(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
 			return ju_fail(c, GB_ENOTFOUND, p,
 				       "no queue of that name in queues");
 		struct gm_queue *gq = &g->queues[r->idx];
-		rc = sw_entry(c, v, p, &gq->q.sw, &gq->sw_json);
+		rc = sw_entry(c, v, p, keep_text, &gq->q.sw, &gq->sw_json);
 	}
 	return rc;
 }
 
 int scj_parse_grid(json_t *root, struct arena *a, long long now,
 		   struct gm_grid *out, char *err, size_t errlen)
+{
+	return scj_parse_grid_opts(root, a, now, NULL, out, err, errlen);
+}
+
+int scj_parse_grid_opts(json_t *root, struct arena *a, long long now,
+			const struct scj_opts *o, struct gm_grid *out,
+			char *err, size_t errlen)
 {
 	struct ju_ctx c = {a, err, errlen, 0, now};
 	if (out == NULL || a == NULL)
@@ -344,7 +355,8 @@ int scj_parse_grid(json_t *root, struct arena *a, long long now,
 	if (rc == GB_OK)
 		rc = ju_dups(&c, names, n, "queues", ".name", "queue name");
 	if (rc == GB_OK)
-		rc = parse_sw_map(&c, json_object_get(root, "sw"), out, names);
+		rc = parse_sw_map(&c, json_object_get(root, "sw"), out, names,
+				  o == NULL || !o->no_sw_text);
 	if (rc == GB_OK)
 		rc = ju_parse_items(&c, json_object_get(root, "links"), "links",
 				    0, SCJ_MAX_LINKS, sizeof(struct gm_link),

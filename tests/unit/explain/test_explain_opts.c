@@ -1,0 +1,159 @@
+/*
+** test_explain_opts.c — ex_run_opts decides as ex_run does: every example
+** scenario kind of etc/scenarios/ run with the defaults and with
+** no_sw_text (what replay uses) gives the same records, text and digest,
+** byte for byte; only the sw dictionaries' text differs (kept by the
+** defaults, which writing a scenario back out reads; NULL with the option,
+** the parsed dictionaries kept either way).
+**
+** Runs with the repository root as working directory (ctest sets it).
+*/
+#include "gbtest.h"
+
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "base/arena.h"
+#include "explain/explain.h"
+#include "explain/scenario.h"
+#include "gb_error.h"
+
+#define ARENA_CAP (256u << 20)
+
+/* Each example file, its kind and how many sw dictionaries (queues' and
+** ALL) it gives. */
+static const struct {
+	const char *file;
+	enum ex_kind kind;
+	size_t nsw;
+} cases[] = {
+	{"jobs-assign.json", EX_JOBS, 2},
+	{"jobs-container.json", EX_JOBS, 9},
+	{"jobs-disk-units.json", EX_JOBS, 0},
+	{"jobs-express.json", EX_JOBS, 0},
+	{"jobs-network.json", EX_JOBS, 0},
+	{"jobs-numslots.json", EX_JOBS, 0},
+	{"jobs-pending.json", EX_JOBS, 0},
+	{"jobs-release-auto.json", EX_JOBS, 9},
+	{"jobs-t1weight.json", EX_JOBS, 2},
+	{"analysis-assign.json", EX_ANALYSIS, 0},
+	{"analysis-container.json", EX_ANALYSIS, 3},
+	{"task-assign.json", EX_TASK, 0},
+	{"match-assign.json", EX_MATCH, 0},
+	{"timeout-rules.json", EX_TIMEOUT, 0},
+};
+
+/* The grid of a job or analysis result; NULL for the other kinds. */
+static const struct gm_grid *grid_of(const struct ex_result *r)
+{
+	if (r->kind == EX_JOBS)
+		return &r->in.jobs.grid;
+	if (r->kind == EX_ANALYSIS)
+		return &r->in.analysis.job.grid;
+	return NULL;
+}
+
+/* How many dictionaries `g` has parsed, and how many of them have text;
+** a text without its dictionary fails. */
+static void count_sw(const struct gm_grid *g, size_t *parsed, size_t *text)
+{
+	*parsed = *text = 0;
+	if (g == NULL)
+		return;
+	for (size_t i = 0; i <= g->nqueues; i++) {
+		const void *sw = i < g->nqueues
+					 ? (const void *)g->queues[i].q.sw
+					 : (const void *)g->all_sw;
+		const char *t = i < g->nqueues ? g->queues[i].sw_json
+					       : g->all_sw_json;
+		assert_true(t == NULL || sw != NULL);
+		*parsed += sw != NULL;
+		*text += t != NULL;
+	}
+}
+
+/* The record's record.digest, copied into buf. */
+static const char *digest(const char *text, char *buf, size_t n)
+{
+	json_t *j = json_loads(text, 0, NULL);
+	assert_non_null(j);
+	const char *d = json_string_value(
+		json_object_get(json_object_get(j, "record"), "digest"));
+	assert_non_null(d);
+	snprintf(buf, n, "%s", d);
+	json_decref(j);
+	return buf;
+}
+
+static void test_same_records(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256], err[512] = "";
+		snprintf(path, sizeof(path), "etc/scenarios/%s", cases[i].file);
+		json_t *root = scn_read_file(path, err, sizeof(err));
+		if (root == NULL)
+			fail_msg("%s", err);
+		struct arena a, b;
+		arena_init(&a, ARENA_CAP);
+		arena_init(&b, ARENA_CAP);
+		struct ex_result x, y;
+		const struct ex_opts quick = {.no_sw_text = 1};
+		int rc = ex_run(root, &a, &x, err, sizeof(err));
+		if (rc != GB_OK)
+			fail_msg("%s: %s %s", cases[i].file, gb_errname(rc),
+				 err);
+		rc = ex_run_opts(root, &b, &y, err, sizeof(err), &quick);
+		if (rc != GB_OK)
+			fail_msg("%s (no_sw_text): %s %s", cases[i].file,
+				 gb_errname(rc), err);
+		assert_int_equal(x.kind, cases[i].kind);
+		assert_int_equal(y.kind, cases[i].kind);
+		assert_int_equal(y.nrecords, x.nrecords);
+		assert_true(x.nrecords > 0);
+		for (size_t r = 0; r < x.nrecords; r++) {
+			char d0[128], d1[128];
+			digest(x.records[r].text, d0, sizeof(d0));
+			digest(y.records[r].text, d1, sizeof(d1));
+			if (strcmp(d0, d1) != 0 ||
+			    strcmp(x.records[r].text, y.records[r].text) != 0)
+				fail_msg("%s record %zu: digest %s vs %s",
+					 cases[i].file, r, d0, d1);
+			assert_string_equal(x.records[r].outcome,
+					    y.records[r].outcome);
+		}
+		/* the text by default for every dictionary, none with the
+		** option; the dictionaries themselves either way */
+		size_t px, tx, py, ty;
+		count_sw(grid_of(&x), &px, &tx);
+		count_sw(grid_of(&y), &py, &ty);
+		assert_int_equal(px, cases[i].nsw);
+		assert_int_equal(tx, px);
+		assert_int_equal(py, px);
+		assert_int_equal(ty, 0);
+		/* ex_run_opts with NULL options is ex_run */
+		struct arena c;
+		arena_init(&c, ARENA_CAP);
+		struct ex_result z;
+		assert_int_equal(ex_run_opts(root, &c, &z, err, sizeof(err),
+					     NULL),
+				 GB_OK);
+		size_t pz, tz;
+		count_sw(grid_of(&z), &pz, &tz);
+		assert_int_equal(tz, px);
+		assert_string_equal(z.records[0].text, x.records[0].text);
+		arena_free(&c);
+		arena_free(&a);
+		arena_free(&b);
+		json_decref(root);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_records),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
