@@ -453,7 +453,10 @@ static void replay_one(struct rp *p, const struct st_in_row *r,
 		skip = "a --set does not apply";
 	free(text);
 	struct ex_result res;
-	if (skip == NULL && ex_run(root, &a, &res, err, sizeof(err)) != GB_OK)
+	/* Only the records are read: the sw dictionaries need no text. */
+	const struct ex_opts opts = {.no_sw_text = 1};
+	if (skip == NULL &&
+	    ex_run_opts(root, &a, &res, err, sizeof(err), &opts) != GB_OK)
 		skip = "not re-decided";
 	const struct ex_record *x =
 		skip ? NULL : pick_record(&res, r->subject);
