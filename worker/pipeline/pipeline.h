@@ -109,11 +109,12 @@ void wk_group_drop(struct wk_worker *w);
 void wk_on_idle(void *ud);
 
 /*
-** Every tick of the loop: each route's tick hook — the DIRAC side
-** refreshes its task queue index and, on the worker holding the leader
-** lease, recomputes priorities (PR-08), samples the running-job history
-** (PR-04) and deletes empty task queues; pilot.match sends the replies
-** the broker could not take before.
+** Every tick of the loop: what the end of a read does (wk_on_idle, for
+** what a read left unsettled: pilot.match also sends the replies the
+** broker could not take before), then each route's tick hook — the
+** DIRAC side refreshes its task queue index and, on the worker holding
+** the leader lease, recomputes priorities (PR-08), samples the
+** running-job history (PR-04) and deletes empty task queues.
 */
 void wk_tick(struct wk_worker *w);
 

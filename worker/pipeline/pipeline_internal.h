@@ -187,8 +187,9 @@ struct wk_route {
 	** change memory that a rollback would not undo. */
 	int group;
 	/* Optional hooks: set up and free the route's state (wk_init,
-	** wk_free), run when the AMQP pump is idle, and retry pending work
-	** (wk_pending_scan), and run every tick of the loop (wk_tick). */
+	** wk_free), run when the AMQP pump is idle (and at every tick, as a
+	** backstop: wk_tick), and retry pending work (wk_pending_scan), and
+	** run every tick of the loop (wk_tick). */
 	int (*init)(struct wk_worker *w);
 	void (*fini)(struct wk_worker *w);
 	void (*idle)(struct wk_worker *w);

@@ -333,23 +333,13 @@ static void enqueue(struct wk_worker *w, const struct amq_delivery *d,
 		flush(w);
 }
 
-/* The idle hook: the broker has nothing more waiting, so decide now. */
+/* The idle hook: the broker has nothing more waiting, so decide now. Also
+** run at every tick (wk_tick): a batch a read left queued (one that ended
+** without a database) is decided within 250 ms, and held replies go. */
 static void idle(struct wk_worker *w)
 {
 	replies_retry(w);
 	if (w->tq && w->tq->nreq)
-		flush(w);
-}
-
-/* The tick hook: replies held for a closed channel, and a backstop for the
-** batch. A batch is decided at the end of every read (idle), so one still
-** queued at a tick was left by a read that ended without a database (its
-** pilots waited for the next delivery before wk_unpark decided them too);
-** the tick decides it within 250 ms whatever else left it there. */
-static void tick(struct wk_worker *w)
-{
-	replies_retry(w);
-	if (w->tq && w->tq->nreq && w->db && !w->db_down)
 		flush(w);
 }
 
@@ -1055,5 +1045,4 @@ const struct wk_route wk_route_match = {
 	.init = match_init,
 	.fini = match_fini,
 	.idle = idle,
-	.tick = tick,
 };

@@ -1256,9 +1256,11 @@ void wk_pending_scan(struct wk_worker *w)
 
 void wk_tick(struct wk_worker *w)
 {
-	/* Normally flushed when the pump goes idle; this is the backstop. */
-	group_flush(w);
-	sent_flush(w);
+	/* What the end of a read settles (the brokerage group, a pilot
+	** batch, the sent marks), for what a read left unsettled: a read
+	** that ended without a database left its pilot batch queued, and
+	** none may come to decide it. */
+	wk_on_idle(w);
 	for (size_t i = 0; w->routes[i]; i++)
 		if (w->routes[i]->tick)
 			w->routes[i]->tick(w);
