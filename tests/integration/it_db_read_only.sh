@@ -79,6 +79,24 @@ dl=$("$GB" -c "$GB_CONFIG" dlq --json | grep -c routingKey || true)
 [ "$dl" = 0 ] || fail "$dl request(s) dead-lettered"
 log "after the outage: $N tasks decided once each, 4 DIRAC jobs submitted during it stored, the held pilot matched, no dead letter"
 
+# pilot_during NAME: a pilot (id it-ro-B-NAME) asking in the background,
+# its answer in $T/NAME.json; its pid in $bp.
+pilot_during() {
+	"$GB" -c "$GB_CONFIG" pilot match --site "$site" --setup "$setup" --cpu-time 100000 \
+		--pilot-id "it-ro-$B-$1" --timeout-ms 30000 --json >"$T/$1.json" 2>&1 &
+	bp=$!
+	GB_PIDS+=("$bp")
+}
+# after_refusal NAME TASKID WHAT: once writes are taken again, pilot NAME
+# (pid $bp) got a job and task TASKID was decided once.
+after_refusal() {
+	wait "$bp" || fail "the pilot $3 through a 3 s refusal got no answer: $(cat "$T/$1.json")"
+	grep -q '"jobID"' "$T/$1.json" || fail "the pilot $3 got no job: $(cat "$T/$1.json")"
+	[ "$(sql "select count(*) from decisions where kind = 'task' and subject = '$2'")" = 1 ] ||
+		fail "the task of the refusal with a pilot $3 not decided once"
+	log "a 3 s refusal with a pilot $3: the pilot matched and the task decided once, when writes came back"
+}
+
 # A short refusal (3 s, well under the 20 s hold) that catches a pilot in
 # the match batch: one worker, stopped while a task and a pilot are
 # published, so that both arrive in one read. The task's group commit is
@@ -92,20 +110,13 @@ wait "${PID[w2]}" || fail "worker w2 did not stop cleanly"
 kill -STOP "${PID[w1]}"
 task_json $((B + N + 1)) "it.ro.$B.short" 1 100 300 >"$T/short.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/short.json" >/dev/null || fail "task submit (short refusal)"
-"$GB" -c "$GB_CONFIG" pilot match --site "$site" --setup "$setup" --cpu-time 100000 \
-	--pilot-id "it-ro-$B-batch" --timeout-ms 30000 --json >"$T/batch.json" 2>&1 &
-bp=$!
-GB_PIDS+=("$bp")
+pilot_during batch
 sleep 2 # the pilot's request is in the queue
 sql "SET GLOBAL read_only = 1"
 kill -CONT "${PID[w1]}"
 sleep 3
 writable
-wait "$bp" || fail "the pilot kept in the match batch through a 3 s refusal got no answer: $(cat "$T/batch.json")"
-grep -q '"jobID"' "$T/batch.json" || fail "the pilot kept in the match batch got no job: $(cat "$T/batch.json")"
-[ "$(sql "select count(*) from decisions where kind = 'task' and subject = '$((B + N + 1))'")" = 1 ] ||
-	fail "the task of the short refusal not decided once"
-log "a 3 s refusal with a pilot in the match batch: the pilot matched and the task decided once, when writes came back"
+after_refusal batch $((B + N + 1)) "in the match batch"
 
 # The other way a short refusal held a pilot: it arrives once the worker
 # knows (a task's commit was refused), is parked, and is replayed into
@@ -117,15 +128,8 @@ task_json $((B + N + 2)) "it.ro.$B.short2" 1 100 300 >"$T/short2.json"
 "$GB" -c "$GB_CONFIG" task submit "$T/short2.json" >/dev/null || fail "task submit (second short refusal)"
 wait_until 10 "[ \$(grep -c 'holding requests until it is back' '$T/w1.log') -gt $nheld ]" ||
 	fail "worker w1 did not find the refusal"
-"$GB" -c "$GB_CONFIG" pilot match --site "$site" --setup "$setup" --cpu-time 100000 \
-	--pilot-id "it-ro-$B-parked" --timeout-ms 30000 --json >"$T/parked.json" 2>&1 &
-bp=$!
-GB_PIDS+=("$bp")
+pilot_during parked
 sleep 3
 writable
-wait "$bp" || fail "the pilot parked through a 3 s refusal got no answer: $(cat "$T/parked.json")"
-grep -q '"jobID"' "$T/parked.json" || fail "the parked pilot got no job: $(cat "$T/parked.json")"
-[ "$(sql "select count(*) from decisions where kind = 'task' and subject = '$((B + N + 2))'")" = 1 ] ||
-	fail "the task of the second short refusal not decided once"
-log "a 3 s refusal with a pilot parked: the pilot matched and the task decided once, when writes came back"
+after_refusal parked $((B + N + 2)) parked
 echo "1 passed, 0 failed"
