@@ -241,6 +241,9 @@ int ju_scenario_head(const struct ju_ctx *c, json_t *root,
 ** JU_FLD_END) or in `extra` (NULL-ended, may be NULL): any other key is
 ** GB_EINVAL "unknown field". Then every row of `t` is parsed in order, so
 ** the first error reported is the first field of the table that is wrong.
+** The keys of `t` and `extra` together must be distinct: the unknown-key
+** check counts the keys present (one lookup per row) and compares the
+** count with the object's size.
 */
 int ju_parse_record(const struct ju_ctx *c, json_t *obj, const char *path,
 		    const struct ju_fld *t, const char *const *extra,

@@ -25,9 +25,27 @@
 ** order; 17 digits so distinct doubles never print alike. */
 #define DR_CANON_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17))
 
-static int digest_part(const char *buf, size_t n, void *ctx)
+/* jansson hands the dump over a token at a time; gathered into blocks,
+** the hash is updated a few times per record instead of once per token. */
+struct digest_buf {
+	EVP_MD_CTX *ctx;
+	size_t n;
+	char b[8192];
+};
+
+static int digest_part(const char *buf, size_t n, void *arg)
 {
-	return EVP_DigestUpdate(ctx, buf, n) ? 0 : -1;
+	struct digest_buf *d = arg;
+	if (d->n + n > sizeof(d->b)) {
+		if (d->n && !EVP_DigestUpdate(d->ctx, d->b, d->n))
+			return -1;
+		d->n = 0;
+		if (n > sizeof(d->b))
+			return EVP_DigestUpdate(d->ctx, buf, n) ? 0 : -1;
+	}
+	memcpy(d->b + d->n, buf, n);
+	d->n += n;
+	return 0;
 }
 
 int dr_digest(const json_t *detail, char out[65])
@@ -37,13 +55,21 @@ int dr_digest(const json_t *detail, char out[65])
 	out[0] = '\0';
 	/* Hashed as jansson writes it: the canonical text is never held
 	** whole (it is as long as the record). */
+	struct digest_buf *d = malloc(sizeof(*d));
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	int ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-		 json_dump_callback(detail, digest_part, ctx,
-				    DR_CANON_FLAGS) == 0 &&
+	if (d) {
+		d->ctx = ctx;
+		d->n = 0;
+	}
+	int ok = d != NULL && ctx != NULL &&
+		 EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+		 json_dump_callback(detail, digest_part, d, DR_CANON_FLAGS) ==
+			 0 &&
+		 (d->n == 0 || EVP_DigestUpdate(ctx, d->b, d->n)) &&
 		 EVP_DigestFinal_ex(ctx, md, &mdlen);
+	free(d);
 	EVP_MD_CTX_free(ctx);
 	if (!ok || mdlen != 32)
 		return GB_ENOMEM;
