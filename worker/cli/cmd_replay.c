@@ -41,6 +41,7 @@
 #include "base/zbuf.h"
 #include "cli/cli.h"
 #include "explain/explain.h"
+#include "explain/reuse.h"
 #include "explain/whatif.h"
 #include "gb_error.h"
 #include "store/store_inputs.h"
@@ -170,6 +171,29 @@ static void count_drops(json_t *o, json_t *rec)
 		return;
 	for (size_t i = 0; i < n; i++)
 		bump(o, d[i].rule[0] ? d[i].rule : "?", d[i].count);
+}
+
+/* A record's record.digest found in its text without parsing it: the
+** "digest" string of the last "record" object, which decrec.h writes
+** after the detail; 0, or -1 when there is none. Found in both texts, two
+** equal digests spare replay parsing the new record (the same digest is
+** the same detail). */
+static int text_digest(const char *t, char out[65])
+{
+	static const char rk[] = "\"record\":{", dk[] = "\"digest\":\"";
+	const char *r = NULL;
+	for (const char *q = t ? strstr(t, rk) : NULL; q; q = strstr(q + 1, rk))
+		r = q;
+	const char *d = r ? strstr(r, dk) : NULL;
+	if (d == NULL)
+		return -1;
+	d += sizeof(dk) - 1;
+	size_t n = strspn(d, "0123456789abcdef");
+	if (n != 64 || d[64] != '"')
+		return -1;
+	memcpy(out, d, 64);
+	out[64] = '\0';
+	return 0;
 }
 
 static const char *rec_digest(json_t *rec)
@@ -430,9 +454,18 @@ static int wanted(const struct st_in_row *r, const char *const *subj,
 	return 0;
 }
 
-/* Re-decide one stored decision and add it to the tallies. */
-static void replay_one(struct rp *p, const struct st_in_row *r,
-		       long long seq, const struct exw_set *sets, size_t nsets)
+/* Re-decide one stored decision and add it to the tallies; `rd` reads
+** its inputs, reusing what the thread's previous decision had. */
+/* What one thread keeps from one decision to the next: the reader of the
+** inputs and the parsed sw dictionaries. */
+struct rp_keep {
+	struct exr_reader *rd;
+	struct scj_sw_memo sw;
+};
+
+static void replay_one(struct rp *p, struct rp_keep *k,
+		       const struct st_in_row *r, long long seq,
+		       const struct exw_set *sets, size_t nsets)
 {
 	char err[512] = "";
 	const char *skip = NULL;
@@ -443,7 +476,8 @@ static void replay_one(struct rp *p, const struct st_in_row *r,
 	int ki = kind_index(r->kind);
 	if (zb_inflate(r->body, r->len, r->raw, &text) != GB_OK)
 		skip = "inputs not inflated";
-	else if ((root = json_loads(text, 0, NULL)) == NULL)
+	else if ((root = exr_load(k->rd, text, r->raw, err, sizeof(err))) ==
+		 NULL)
 		skip = "inputs not JSON";
 	else if ((stored = json_loads(s_or(r->detail, "{}"), 0, NULL)) ==
 		 NULL)
@@ -454,13 +488,20 @@ static void replay_one(struct rp *p, const struct st_in_row *r,
 	free(text);
 	struct ex_result res;
 	/* Only the records are read: the sw dictionaries need no text. */
-	const struct ex_opts opts = {.no_sw_text = 1};
+	const struct ex_opts opts = {.no_sw_text = 1, .sw_memo = &k->sw};
 	if (skip == NULL &&
 	    ex_run_opts(root, &a, &res, err, sizeof(err), &opts) != GB_OK)
 		skip = "not re-decided";
 	const struct ex_record *x =
 		skip ? NULL : pick_record(&res, r->subject);
-	if (skip == NULL && x != NULL) {
+	char dg0[65], dg1[65];
+	int same = skip == NULL && x != NULL &&
+		   text_digest(x->text, dg1) == 0 &&
+		   text_digest(r->detail, dg0) == 0 && strcmp(dg0, dg1) == 0;
+	if (same) {
+		/* the same record: counted once, from the stored one */
+		now = json_incref(stored);
+	} else if (skip == NULL && x != NULL) {
 		now = json_loads(x->text, 0, NULL);
 		if (now == NULL)
 			skip = "record not JSON";
@@ -528,7 +569,11 @@ out:
 	arena_free(&a);
 }
 
-/* A batch of rows, taken one at a time by every thread. */
+/* Rows a thread takes at a time: consecutive decisions, which share most
+** of their inputs (explain/reuse.h). */
+#define RP_CHUNK 32
+
+/* A batch of rows, taken RP_CHUNK at a time by every thread. */
 struct rp_batch {
 	const struct st_in_row *rows;
 	size_t n;
@@ -540,10 +585,11 @@ struct rp_batch {
 	size_t nsets;
 };
 
-/* One thread: its tallies over the rows it took. */
+/* One thread: its tallies over the rows it took, and what it keeps. */
 struct rp_share {
 	struct rp p;
 	struct rp_batch *b;
+	struct rp_keep *keep;
 	pthread_t th;
 };
 
@@ -552,19 +598,23 @@ static void *rp_share_run(void *arg)
 	struct rp_share *s = arg;
 	struct rp_batch *b = s->b;
 	for (;;) {
-		size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
-		if (i >= b->n)
+		size_t i0 = __atomic_fetch_add(&b->next, RP_CHUNK,
+					       __ATOMIC_RELAXED);
+		if (i0 >= b->n)
 			break;
-		if (wanted(&b->rows[i], b->subj, b->nsubj))
-			replay_one(&s->p, &b->rows[i], b->seq0 + (long long)i,
-				   b->sets, b->nsets);
+		for (size_t i = i0; i < i0 + RP_CHUNK && i < b->n; i++)
+			if (wanted(&b->rows[i], b->subj, b->nsubj))
+				replay_one(&s->p, s->keep, &b->rows[i],
+					   b->seq0 + (long long)i, b->sets,
+					   b->nsets);
 	}
 	return NULL;
 }
 
-/* Re-decide a batch with `nth` threads (this one among them) and add
-** their tallies to `p`; 0, or GB_ENOMEM. */
-static int replay_batch(struct rp *p, struct rp_batch *b, size_t nth)
+/* Re-decide a batch with `nth` threads (this one among them), thread t
+** keeping keep[t], and add their tallies to `p`; 0, or GB_ENOMEM. */
+static int replay_batch(struct rp *p, struct rp_batch *b,
+			struct rp_keep *keep, size_t nth)
 {
 	struct rp_share sh[RP_MAX_THREADS];
 	int started[RP_MAX_THREADS] = {0};
@@ -581,6 +631,7 @@ static int replay_batch(struct rp *p, struct rp_batch *b, size_t nth)
 			break;
 		}
 		sh[ok].b = b;
+		sh[ok].keep = &keep[ok];
 		sh[ok].p.cfg = p->cfg;
 	}
 	if (ok == 0)
@@ -597,6 +648,43 @@ static int replay_batch(struct rp *p, struct rp_batch *b, size_t nth)
 		rp_fini(&sh[t].p);
 	}
 	return GB_OK;
+}
+
+/* One batch read from the window: the next one is read on a thread of
+** its own while the threads re-decide this one, so the database's time
+** and replay's overlap. */
+struct rp_read {
+	struct st_db *db;
+	struct st_in_cursor *cur; /* shared: one read at a time */
+	long long until;
+	const char *kind;
+	size_t want;              /* rows asked for; 0: none (the limit) */
+	struct arena a;           /* the rows' strings and bodies */
+	struct st_in_row rows[ST_IN_SCAN_MAX];
+	size_t n;
+	int rc;
+	pthread_t th;
+};
+
+/* How many rows the batch after `seen` rows asks for, under --limit; and
+** a fresh arena for them. */
+static void read_want(struct rp_read *x, long long limit, long long seen)
+{
+	x->want = ST_IN_SCAN_MAX;
+	if (limit > 0 && limit - seen < (long long)x->want)
+		x->want = limit > seen ? (size_t)(limit - seen) : 0;
+	x->n = 0;
+	x->rc = GB_OK;
+	arena_init(&x->a, 1024u << 20);
+}
+
+static void *rp_read_run(void *arg)
+{
+	struct rp_read *x = arg;
+	if (x->want > 0)
+		x->rc = st_in_scan(x->db, x->cur, x->until, x->kind, x->want,
+				   &x->a, x->rows, &x->n);
+	return NULL;
 }
 
 /* TIME: RFC 3339, unix seconds, or an age before now: 30m, 6h, 2d. */
@@ -820,34 +908,68 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 	}
 	p.total = total;
 	p.cfg = cli->cfg_path;
+	/* one reader per thread, kept across batches: a batch's first rows
+	** follow the previous batch's last */
+	struct rp_keep keep[RP_MAX_THREADS];
+	for (long long t = 0; t < threads; t++) {
+		keep[t].rd = exr_new();
+		if (keep[t].rd == NULL) {
+			threads = t;
+			break;
+		}
+		scj_sw_memo_init(&keep[t].sw);
+	}
+	if (threads == 0) {
+		fprintf(stderr, "gridbroker: replay: out of memory\n");
+		rp_fini(&p);
+		st_close(db);
+		return 1;
+	}
 	struct st_in_cursor cur = {since, 0, 0};
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	double last = 0;
 	int tty = isatty(STDERR_FILENO);
 	long long seen = 0;
-	for (;;) {
-		struct arena ba;
-		arena_init(&ba, 1024u << 20);
-		struct st_in_row rows[ST_IN_SCAN_MAX];
-		size_t n = 0, want = ST_IN_SCAN_MAX;
-		if (limit > 0 && limit - seen < (long long)want)
-			want = (size_t)(limit - seen);
-		if (want > 0)
-			rc = st_in_scan(db, &cur, until, kind, want, &ba, rows,
-					&n);
+	/* Two batches: the next is read while this one is re-decided. */
+	struct rp_read *bat[2] = {calloc(1, sizeof(struct rp_read)),
+				  calloc(1, sizeof(struct rp_read))};
+	if (bat[0] == NULL || bat[1] == NULL)
+		rc = GB_ENOMEM;
+	for (int i = 0; i < 2 && rc == GB_OK; i++)
+		*bat[i] = (struct rp_read){.db = db, .cur = &cur,
+					   .until = until, .kind = kind};
+	if (rc == GB_OK) {
+		read_want(bat[0], limit, 0);
+		rp_read_run(bat[0]);
+	}
+	for (int i = 0; rc == GB_OK; i = 1 - i) {
+		struct rp_read *now = bat[i], *next = bat[1 - i];
+		size_t n = now->n;
+		rc = now->rc;
+		int end = rc != GB_OK || n == 0 || n < now->want;
+		int ahead = 0, pending = !end;
+		if (pending) {
+			read_want(next, limit, seen + (long long)n);
+			ahead = pthread_create(&next->th, NULL, rp_read_run,
+					       next) == 0;
+		}
 		if (rc == GB_OK && n > 0) {
-			struct rp_batch b = {rows, n, 0, seen,
+			struct rp_batch b = {now->rows, n, 0, seen,
 					     (const char *const *)subj, nsubj,
 					     sets, nsetw};
-			rc = replay_batch(&p, &b, (size_t)threads);
+			rc = replay_batch(&p, &b, keep, (size_t)threads);
 		}
+		if (ahead)
+			pthread_join(next->th, NULL);
+		else if (pending)
+			rp_read_run(next); /* no thread: read it now */
 		seen += (long long)n;
-		arena_free(&ba);
+		arena_free(&now->a);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double el = (double)(t1.tv_sec - t0.tv_sec) +
 			    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		int end = rc != GB_OK || n == 0 || n < want;
+		end = end || rc != GB_OK;
 		if (el - last >= 1.0 || end) {
 			last = el;
 			fprintf(stderr,
@@ -859,9 +981,15 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 				el > 0 ? (double)seen / el : 0.0, p.differ,
 				tty && !end ? "" : "\n");
 		}
-		if (end)
+		if (end) {
+			/* a batch read ahead that will not be re-decided */
+			if (pending)
+				arena_free(&next->a);
 			break;
+		}
 	}
+	free(bat[0]);
+	free(bat[1]);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double el = (double)(t1.tv_sec - t0.tv_sec) +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -870,6 +998,15 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 			gb_strerror(rc), st_error(db));
 	}
 	st_close(db);
+	struct exr_stats rs = {0};
+	for (long long t = 0; t < threads; t++) {
+		struct exr_stats x;
+		exr_get_stats(keep[t].rd, &x);
+		rs.bytes += x.bytes;
+		rs.bytes_reused += x.bytes_reused;
+		exr_free(keep[t].rd);
+		scj_sw_memo_fini(&keep[t].sw);
+	}
 	char s0[32] = "", s1[32] = "";
 	tf_format(since, s0, sizeof(s0));
 	if (until == RP_NO_END)
@@ -917,6 +1054,11 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		json_object_set_new(o, "seconds", json_real(el));
 		json_object_set_new(o, "perSecond",
 				    json_real(el > 0 ? (double)p.done / el : 0));
+		/* how much of the inputs' text was the previous decision's
+		** (explain/reuse.h): what makes this window cheap or not */
+		json_object_set_new(o, "inputBytes", json_integer(rs.bytes));
+		json_object_set_new(o, "inputBytesReused",
+				    json_integer(rs.bytes_reused));
 		cli_print_json(o, JSON_INDENT(2) | JSON_SORT_KEYS, "{}");
 	} else {
 		printf("replay of %s .. %s, %s, ", s0, s1,
@@ -933,6 +1075,12 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 			       p.by_kind[i]);
 		printf(") in %.1f s, %.0f/s\n", el,
 		       el > 0 ? (double)p.done / el : 0.0);
+		printf("  inputs          %.1f MB of JSON, %.0f%% the same as "
+		       "the previous decision's (not parsed again)\n",
+		       (double)rs.bytes / 1e6,
+		       rs.bytes ? 100.0 * (double)rs.bytes_reused /
+					  (double)rs.bytes
+				: 0.0);
 		printf("  skipped         %lld", p.skipped);
 		const char *k;
 		json_t *v;

@@ -198,7 +198,8 @@ int ex_run(json_t *root, struct arena *a, struct ex_result *out, char *err,
 int ex_run_opts(json_t *root, struct arena *a, struct ex_result *out,
 		char *err, size_t errlen, const struct ex_opts *o)
 {
-	const struct scj_opts so = {.no_sw_text = o && o->no_sw_text};
+	const struct scj_opts so = {.no_sw_text = o && o->no_sw_text,
+				    .sw_memo = o ? o->sw_memo : NULL};
 	if (root == NULL || a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));

@@ -91,6 +91,10 @@ struct ex_opts {
 	** out->in cannot be written back as a scenario (scenario_write.h).
 	** For callers that only compare records, such as replay. */
 	int no_sw_text;
+	/* With no_sw_text: the sw dictionaries memo (scenario_jobs.h struct
+	** scj_sw_memo) a caller deciding many scenarios in a row keeps, one
+	** per thread; NULL parses them each time. */
+	struct scj_sw_memo *sw_memo;
 };
 
 /* ex_run with options `o` (NULL: the defaults, as ex_run). */

@@ -40,6 +40,30 @@
 #define SCJ_MAX_OWNERS 1000000   /* users (and groups) of a grid's analysis */
 #define SCJ_MAX_CLASSES 1000000  /* taskClasses of a grid's analysis */
 
+/*
+** The parsed "sw" dictionaries of one "sw" object, kept for the next
+** scenario that hands in that very object (the same json_t: replay's
+** reader, explain/reuse.h, gives consecutive decisions whose "sw" text is
+** the same one value). The dictionaries are two thirds of a sample-grid
+** job scenario and change only when software is published. The memo holds
+** a reference on the object, so its address is not reused while kept; a
+** scenario with another object replaces the memo. Used only with
+** no_sw_text (writing a scenario back out needs each dictionary's text).
+** One per thread.
+*/
+struct scj_sw_memo {
+	json_t *sw;        /* the object parsed (a reference), or NULL */
+	struct arena a;    /* the dictionaries and the lists below */
+	const char **names; /* the entries' keys, in the object's order */
+	const struct rc_sw **dict;
+	size_t n;
+	long long hits;    /* scenarios that found their object here */
+};
+
+/* An empty memo; scj_sw_memo_fini frees it. */
+void scj_sw_memo_init(struct scj_sw_memo *m);
+void scj_sw_memo_fini(struct scj_sw_memo *m);
+
 /* What the parsers of a grid or scenario keep beyond what deciding needs;
 ** all zero (or a NULL pointer) is the default. */
 struct scj_opts {
@@ -49,6 +73,9 @@ struct scj_opts {
 	** refuses such a grid), deciding reads the parsed dictionaries. It
 	** saves a JSON dump per dictionary, for callers that only decide. */
 	int no_sw_text;
+	/* With no_sw_text: take the "sw" dictionaries from this memo when it
+	** holds this scenario's "sw" object, else parse them into it. */
+	struct scj_sw_memo *sw_memo;
 };
 
 /* A whole job scenario: {now, seed, params, queues, sw, links,

@@ -292,12 +292,110 @@ static int sw_entry(const struct ju_ctx *c, json_t *v, const char *path,
 	return GB_OK;
 }
 
+/* What one memo may hold: as a job scenario's arena. */
+#define SCJ_SW_MEMO_CAP (512u << 20)
+
+void scj_sw_memo_init(struct scj_sw_memo *m)
+{
+	memset(m, 0, sizeof(*m));
+	arena_init(&m->a, SCJ_SW_MEMO_CAP);
+}
+
+void scj_sw_memo_fini(struct scj_sw_memo *m)
+{
+	json_decref(m->sw);
+	arena_free(&m->a);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The queue of `g` named `name` ("ALL": NULL with *all 1), or a
+** GB_ENOTFOUND failure at path `p`. */
+static int sw_owner(const struct ju_ctx *c, struct gm_grid *g,
+		    const struct ju_nameref *names, const char *name,
+		    const char *p, struct gm_queue **gq)
+{
+	*gq = NULL;
+	if (strcmp(name, "ALL") == 0)
+		return GB_OK;
+	const struct ju_nameref *r =
+		g->nqueues ? bsearch(name, names, g->nqueues, sizeof(*names),
+				     ju_nameref_key_cmp)
+			   : NULL;
+	if (r == NULL)
+		return ju_fail(c, GB_ENOTFOUND, p,
+			       "no queue of that name in queues");
+	*gq = &g->queues[r->idx];
+	return GB_OK;
+}
+
+/* parse_sw_map through a memo: the same checks and the same result, the
+** dictionaries parsed only when `o` is not the memo's object. */
+static int parse_sw_memo(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
+			 const struct ju_nameref *names, struct scj_sw_memo *m)
+{
+	int rc = ju_want_object(c, o, "sw");
+	if (rc != GB_OK)
+		return rc;
+	int hit = m->sw == o;
+	if (!hit) {
+		scj_sw_memo_fini(m);
+		scj_sw_memo_init(m);
+		size_t n = json_object_size(o);
+		m->names = n ? arena_alloc(&m->a, n * sizeof(*m->names)) : NULL;
+		m->dict = n ? arena_alloc(&m->a, n * sizeof(*m->dict)) : NULL;
+		if (n && (m->names == NULL || m->dict == NULL))
+			return ju_fail(c, GB_ENOMEM, "sw", "out of memory");
+	} else {
+		m->hits++;
+	}
+	struct ju_ctx mc = *c;
+	mc.a = &m->a;
+	const char *name;
+	json_t *v;
+	size_t i = 0;
+	json_object_foreach(o, name, v) {
+		char p[JU_PATH];
+		ju_path_qkey(p, sizeof(p), "sw", name);
+		struct gm_queue *gq;
+		rc = sw_owner(c, g, names, name, p, &gq);
+		if (rc == GB_OK && !hit) {
+			const char *none = NULL;
+			rc = sw_entry(&mc, v, p, 0, &m->dict[i], &none);
+			m->names[i] = rc == GB_OK ? arena_strdup(&m->a, name)
+						  : NULL;
+			if (rc == GB_OK && m->names[i] == NULL)
+				rc = ju_fail(c, GB_ENOMEM, p, "out of memory");
+		}
+		if (rc != GB_OK) {
+			/* a half-built memo is no memo */
+			if (!hit) {
+				scj_sw_memo_fini(m);
+				scj_sw_memo_init(m);
+			}
+			return rc;
+		}
+		if (gq)
+			gq->q.sw = m->dict[i];
+		else
+			g->all_sw = m->dict[i];
+		i++;
+	}
+	if (!hit) {
+		m->n = i;
+		m->sw = json_incref(o);
+	}
+	return GB_OK;
+}
+
 /* "sw": queue name (or "ALL") -> dictionary; `names` sorted by name. */
 static int parse_sw_map(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
-			const struct ju_nameref *names, int keep_text)
+			const struct ju_nameref *names, int keep_text,
+			struct scj_sw_memo *memo)
 {
 	if (o == NULL)
 		return GB_OK;
+	if (memo != NULL && !keep_text)
+		return parse_sw_memo(c, o, g, names, memo);
 	int rc = ju_want_object(c, o, "sw");
 	const char *name;
 	json_t *v;
@@ -356,7 +454,8 @@ int scj_parse_grid_opts(json_t *root, struct arena *a, long long now,
 		rc = ju_dups(&c, names, n, "queues", ".name", "queue name");
 	if (rc == GB_OK)
 		rc = parse_sw_map(&c, json_object_get(root, "sw"), out, names,
-				  o == NULL || !o->no_sw_text);
+				  o == NULL || !o->no_sw_text,
+				  o ? o->sw_memo : NULL);
 	if (rc == GB_OK)
 		rc = ju_parse_items(&c, json_object_get(root, "links"), "links",
 				    0, SCJ_MAX_LINKS, sizeof(struct gm_link),
