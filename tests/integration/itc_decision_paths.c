@@ -365,7 +365,7 @@ static void worker_task(json_t *root, const struct scn_task_scenario *s,
 	struct md_task d;
 	ok_store(md_decide_task(&task, nuclei, n, &set, s->now, s->seed, a, &d),
 		 "md_decide_task");
-	keep(out, a, 0, rec_task(&d));
+	keep(out, a, 0, rec_task(&d, NULL));
 	st_rollback(db);
 }
 
@@ -442,7 +442,7 @@ static void worker_jobs(json_t *root, const struct scj_scenario *s,
 	struct md_jobs m;
 	ok_store(md_decide_jobs(&g, &r, &set, s->now, s->seed, a, &m),
 		 "md_decide_jobs");
-	keep(out, a, 0, rec_jobs(&m));
+	keep(out, a, 0, rec_jobs(&m, NULL));
 	st_rollback(db);
 }
 
@@ -715,7 +715,7 @@ static void worker_analysis(const char *file, json_t *root,
 	ok_store(md_decide_analysis(&g, &r, &st, tclass, &set, s->job.now,
 				    s->job.seed, a, &m),
 		 "md_decide_analysis");
-	keep(out, a, 0, rec_analysis(&m));
+	keep(out, a, 0, rec_analysis(&m, NULL));
 	st_rollback(db);
 }
 
@@ -889,7 +889,7 @@ static void worker_match(const char *file, json_t *root,
 		.owner_dn = m.owner,
 		.tq_owner_group = m.owner_group,
 	};
-	keep(out, a, 0, rec_match(&rp));
+	keep(out, a, 0, rec_match(&rp, NULL));
 	tqi_free(x);
 }
 
@@ -985,7 +985,7 @@ static void worker_timeout(const char *file, const struct sct_scenario *s,
 			.job_id = j->j.job_id, .task_id = j->task_id,
 			.queue = j->queue, .gshare = j->gshare,
 			.status = j->j.status, .v = &m.v};
-		keep(out, a, j->j.job_id, rec_timeout(&ev, NULL, NULL));
+		keep(out, a, j->j.job_id, rec_timeout(&ev, NULL, NULL, NULL));
 	}
 	st_rollback(db);
 }

@@ -479,33 +479,38 @@ static void replay_one(struct rp *p, struct rp_keep *k,
 	else if ((root = exr_load(k->rd, text, r->raw, err, sizeof(err))) ==
 		 NULL)
 		skip = "inputs not JSON";
-	else if ((stored = json_loads(s_or(r->detail, "{}"), 0, NULL)) ==
-		 NULL)
-		skip = "stored record not JSON";
 	else if (nsets && exw_apply(root, sets, nsets, err, sizeof(err)) !=
 				  GB_OK)
 		skip = "a --set does not apply";
 	free(text);
 	struct ex_result res;
-	/* Only the records are read: the sw dictionaries need no text. */
-	const struct ex_opts opts = {.no_sw_text = 1, .sw_memo = &k->sw};
+	memset(&res, 0, sizeof(res));
+	/* Only the records are read: the sw dictionaries need no text; each
+	** record is kept as an object too, so it is not parsed back. */
+	const struct ex_opts opts = {.no_sw_text = 1, .sw_memo = &k->sw,
+				     .keep_json = 1};
 	if (skip == NULL &&
 	    ex_run_opts(root, &a, &res, err, sizeof(err), &opts) != GB_OK)
 		skip = "not re-decided";
 	const struct ex_record *x =
 		skip ? NULL : pick_record(&res, r->subject);
+	if (x != NULL)
+		now = x->json ? json_incref(x->json)
+			      : json_loads(x->text, 0, NULL);
+	if (skip == NULL && x != NULL && now == NULL)
+		skip = "record not JSON";
+	/* The stored record is parsed only when it is not the new one: the
+	** same digest (read from both texts) is the same record. */
 	char dg0[65], dg1[65];
 	int same = skip == NULL && x != NULL &&
 		   text_digest(x->text, dg1) == 0 &&
 		   text_digest(r->detail, dg0) == 0 && strcmp(dg0, dg1) == 0;
-	if (same) {
-		/* the same record: counted once, from the stored one */
-		now = json_incref(stored);
-	} else if (skip == NULL && x != NULL) {
-		now = json_loads(x->text, 0, NULL);
-		if (now == NULL)
-			skip = "record not JSON";
-	}
+	if (same)
+		stored = json_incref(now);
+	else if (skip == NULL &&
+		 (stored = json_loads(s_or(r->detail, "{}"), 0, NULL)) == NULL)
+		skip = "stored record not JSON";
+	ex_result_release(&res);
 	if (skip != NULL) {
 		p->skipped++;
 		char sk[96];

@@ -26,25 +26,30 @@ static const char *num(struct arena *a, long long v)
 	return arena_strdup(a, buf);
 }
 
-/* Keep a record text (malloc'd by record.h, freed here) in the arena. */
+/* Keep a record text (malloc'd by record.h, freed here) in the arena, and
+** its object `json` (a reference, or NULL; ex_result_release drops it). */
 static int add(struct arena *a, struct ex_result *out, size_t cap, char *text,
-	       const char *subject, const char *outcome, const char *chosen,
-	       long long job_id)
+	       json_t *json, const char *subject, const char *outcome,
+	       const char *chosen, long long job_id)
 {
 	if (out->records == NULL) {
 		out->records = arena_alloc(a, (cap ? cap : 1) *
 						      sizeof(*out->records));
 		if (out->records == NULL) {
 			free(text);
+			json_decref(json);
 			return GB_ENOMEM;
 		}
 	}
 	const char *kept = text ? arena_strdup(a, text) : NULL;
 	free(text);
-	if (kept == NULL)
+	if (kept == NULL) {
+		json_decref(json);
 		return GB_ENOMEM;
+	}
 	out->records[out->nrecords++] = (struct ex_record){
 		.text = kept,
+		.json = json,
 		.subject = subject,
 		.outcome = outcome,
 		.chosen = chosen,
@@ -61,7 +66,7 @@ static const char *chosen_cand(const struct dec_decision *d)
 }
 
 static int run_task(json_t *root, struct arena *a, struct ex_result *out,
-		    char *err, size_t errlen)
+		    char *err, size_t errlen, int keep)
 {
 	struct scn_task_scenario *s = &out->in.task;
 	int rc = scn_parse_task_scenario(root, a, s, err, errlen);
@@ -73,7 +78,9 @@ static int run_task(json_t *root, struct arena *a, struct ex_result *out,
 			    s->seed, a, d);
 	if (rc != GB_OK)
 		return rc;
-	return add(a, out, 1, rec_task(d), num(a, s->task.task_id),
+	json_t *k = NULL;
+	char *t = rec_task(d, keep ? &k : NULL);
+	return add(a, out, 1, t, k, num(a, s->task.task_id),
 		   dec_outcome_name(d->dec.outcome), chosen_cand(&d->dec), 0);
 }
 
@@ -88,7 +95,9 @@ static int run_jobs(json_t *root, struct arena *a, struct ex_result *out,
 	rc = scj_run(s, a, d);
 	if (rc != GB_OK)
 		return rc;
-	return add(a, out, 1, rec_jobs(d), num(a, s->req.t.task_id),
+	json_t *k = NULL;
+	char *t = rec_jobs(d, o && o->keep_json ? &k : NULL);
+	return add(a, out, 1, t, k, num(a, s->req.t.task_id),
 		   dec_outcome_name(d->dec.outcome), chosen_cand(&d->dec), 0);
 }
 
@@ -106,13 +115,15 @@ static int run_analysis(json_t *root, struct arena *a, struct ex_result *out,
 	const char *outcome = d->throttle.throttled
 				      ? "throttled"
 				      : dec_outcome_name(d->dec.outcome);
-	return add(a, out, 1, rec_analysis(d), num(a, s->job.req.t.task_id),
+	json_t *k = NULL;
+	char *t = rec_analysis(d, o && o->keep_json ? &k : NULL);
+	return add(a, out, 1, t, k, num(a, s->job.req.t.task_id),
 		   outcome, d->throttle.throttled ? NULL : chosen_cand(&d->dec),
 		   0);
 }
 
 static int run_match(json_t *root, struct arena *a, struct ex_result *out,
-		     char *err, size_t errlen)
+		     char *err, size_t errlen, int keep)
 {
 	struct scm_scenario *s = &out->in.match;
 	int rc = scm_parse_scenario(root, a, s, err, errlen);
@@ -140,13 +151,15 @@ static int run_match(json_t *root, struct arena *a, struct ex_result *out,
 		.owner_dn = m->owner,
 		.tq_owner_group = m->owner_group,
 	};
-	return add(a, out, 1, rec_match(&rp), p->pilot_id ? p->pilot_id : "",
+	json_t *k = NULL;
+	char *t = rec_match(&rp, keep ? &k : NULL);
+	return add(a, out, 1, t, k, p->pilot_id ? p->pilot_id : "",
 		   matched ? "matched" : "nomatch",
 		   matched ? num(a, m->job_id) : NULL, 0);
 }
 
 static int run_timeout(json_t *root, struct arena *a, struct ex_result *out,
-		       char *err, size_t errlen)
+		       char *err, size_t errlen, int keep)
 {
 	struct sct_scenario *s = &out->in.timeout;
 	int rc = sct_parse_scenario(root, a, s, err, errlen);
@@ -166,8 +179,9 @@ static int run_timeout(json_t *root, struct arena *a, struct ex_result *out,
 			.status = j->j.status,
 			.v = &r->jobs[i].v,
 		};
-		rc = add(a, out, s->njobs, rec_timeout(&ev, NULL, NULL),
-			 num(a, j->j.job_id),
+		json_t *k = NULL;
+		char *t = rec_timeout(&ev, NULL, NULL, keep ? &k : NULL);
+		rc = add(a, out, s->njobs, t, k, num(a, j->j.job_id),
 			 to_action_name(r->jobs[i].v.action), NULL,
 			 j->j.job_id);
 	}
@@ -199,7 +213,9 @@ int ex_run_opts(json_t *root, struct arena *a, struct ex_result *out,
 		char *err, size_t errlen, const struct ex_opts *o)
 {
 	const struct scj_opts so = {.no_sw_text = o && o->no_sw_text,
-				    .sw_memo = o ? o->sw_memo : NULL};
+				    .sw_memo = o ? o->sw_memo : NULL,
+				    .keep_json = o && o->keep_json};
+	const int keep = so.keep_json;
 	if (root == NULL || a == NULL || out == NULL)
 		return GB_EINVAL;
 	memset(out, 0, sizeof(*out));
@@ -208,15 +224,23 @@ int ex_run_opts(json_t *root, struct arena *a, struct ex_result *out,
 	out->kind = ex_kind_of(root);
 	switch (out->kind) {
 	case EX_TIMEOUT:
-		return run_timeout(root, a, out, err, errlen);
+		return run_timeout(root, a, out, err, errlen, keep);
 	case EX_ANALYSIS:
 		return run_analysis(root, a, out, err, errlen, &so);
 	case EX_JOBS:
 		return run_jobs(root, a, out, err, errlen, &so);
 	case EX_MATCH:
-		return run_match(root, a, out, err, errlen);
+		return run_match(root, a, out, err, errlen, keep);
 	case EX_TASK:
 		break;
 	}
-	return run_task(root, a, out, err, errlen);
+	return run_task(root, a, out, err, errlen, keep);
+}
+
+void ex_result_release(struct ex_result *r)
+{
+	for (size_t i = 0; r && r->records && i < r->nrecords; i++) {
+		json_decref(r->records[i].json);
+		r->records[i].json = NULL;
+	}
 }

@@ -51,6 +51,10 @@ struct ex_record {
 				 nomatch, or the timeout's action */
 	const char *chosen;   /* nucleus, best queue, job id; NULL: none */
 	long long job_id;     /* timeout: the job; else 0 */
+	json_t *json;         /* with ex_opts.keep_json: the record as an
+				 object (report/decrec.h dr_finish_keep),
+				 a reference ex_result_release drops; else
+				 NULL */
 };
 
 struct ex_result {
@@ -95,10 +99,19 @@ struct ex_opts {
 	** scj_sw_memo) a caller deciding many scenarios in a row keeps, one
 	** per thread; NULL parses them each time. */
 	struct scj_sw_memo *sw_memo;
+	/* Keep each record as an object too (ex_record.json), for a caller
+	** that reads the records it made (replay counts their drops)
+	** without parsing the text; it calls ex_result_release. */
+	int keep_json;
 };
 
 /* ex_run with options `o` (NULL: the defaults, as ex_run). */
 int ex_run_opts(json_t *root, struct arena *a, struct ex_result *out,
 		char *err, size_t errlen, const struct ex_opts *o);
+
+/* Drop the record objects ex_run_opts kept (keep_json); the rest of `r`
+** lives in its arena. Safe on a result without them, and after a failed
+** run (the records made before the failure). */
+void ex_result_release(struct ex_result *r);
 
 #endif

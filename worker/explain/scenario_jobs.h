@@ -76,6 +76,8 @@ struct scj_opts {
 	/* With no_sw_text: take the "sw" dictionaries from this memo when it
 	** holds this scenario's "sw" object, else parse them into it. */
 	struct scj_sw_memo *sw_memo;
+	/* ex_opts.keep_json, passed down to the record (explain.c). */
+	int keep_json;
 };
 
 /* A whole job scenario: {now, seed, params, queues, sw, links,

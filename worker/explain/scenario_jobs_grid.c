@@ -337,9 +337,11 @@ static int parse_sw_memo(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
 	if (rc != GB_OK)
 		return rc;
 	int hit = m->sw == o;
+	long long hits = m->hits;
 	if (!hit) {
 		scj_sw_memo_fini(m);
 		scj_sw_memo_init(m);
+		m->hits = hits;
 		size_t n = json_object_size(o);
 		m->names = n ? arena_alloc(&m->a, n * sizeof(*m->names)) : NULL;
 		m->dict = n ? arena_alloc(&m->a, n * sizeof(*m->dict)) : NULL;
@@ -371,6 +373,7 @@ static int parse_sw_memo(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
 			if (!hit) {
 				scj_sw_memo_fini(m);
 				scj_sw_memo_init(m);
+				m->hits = hits;
 			}
 			return rc;
 		}

@@ -207,7 +207,7 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 	int throttled = m.throttle.throttled;
 	if (!throttled)
 		mx_wk_decision(&m.dec);
-	char *record = rec_analysis(&m);
+	char *record = rec_analysis(&m, NULL);
 	long long decision_id = 0;
 	rc = st_jobs_decide(w->db, &m.req, m.queues, &m.dec, &m.plan,
 			    request_id, body, len, t->now, m.retry_at,
@@ -285,7 +285,7 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 	if (rc != GB_OK)
 		return rc;
 	mx_wk_decision(&m.dec);
-	char *record = rec_jobs(&m);
+	char *record = rec_jobs(&m, NULL);
 	long long decision_id = 0;
 	rc = st_jobs_decide(w->db, &m.req, m.queues, &m.dec, &m.plan,
 			    request_id, body, len, t->now, m.retry_at,

@@ -697,7 +697,7 @@ static char *record(struct arena *a, const struct wk_match_req *r)
 		.tq_owner_group = r->owner_group,
 		.lost = r->lost,
 	};
-	char *s = rec_match(&rp);
+	char *s = rec_match(&rp, NULL);
 	char *out = s ? arena_strdup(a, s) : NULL;
 	free(s);
 	return out;

@@ -113,7 +113,7 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 		.v = v,
 		.decided_at = t->now,
 	};
-	char *record = rec_timeout(&ev, in, out);
+	char *record = rec_timeout(&ev, in, out, NULL);
 	long long decision_id = 0;
 	const char *new_status = NULL;
 	int attempt = 0, no_request = 0;

@@ -46,7 +46,7 @@ static int decide_task(struct wk_txn *t, const struct tb_task *task,
 
 	const char *nucleus = d.dec.chosen >= 0 ? d.cands[d.dec.chosen].name
 						: NULL;
-	char *record = rec_task(&d);
+	char *record = rec_task(&d, NULL);
 	long long decision_id = 0;
 	rc = st_task_decide(w->db, task, &d.dec, nucleus, t->now, d.retry_at,
 			    request_id, record ? record : "{}", &decision_id);

@@ -380,6 +380,15 @@ char *dr_finish(json_t *detail, size_t cap)
 
 char *dr_finish_with(json_t *detail, json_t *extra, size_t cap)
 {
+	return dr_finish_keep(detail, extra, cap, NULL);
+}
+
+char *dr_finish_keep(json_t *detail, json_t *extra, size_t cap,
+		     json_t **kept)
+{
+	json_t *dumped = detail; /* what `out` is the dump of */
+	if (kept)
+		*kept = NULL;
 	if (detail == NULL) {
 		json_decref(extra);
 		return NULL;
@@ -415,12 +424,16 @@ char *dr_finish_with(json_t *detail, json_t *extra, size_t cap)
 	json_t *c = json_object_get(detail, "candidates");
 	omitted += (long)json_array_size(c);
 	out = dump(sk, digest, cap, 1, omitted);
-	json_decref(sk);
+	dumped = sk;
 	if (out && strlen(out) > cap) {
 		free(out);
 		out = NULL;
 	}
 done:
+	if (kept && out)
+		*kept = json_incref(dumped);
+	if (dumped != detail)
+		json_decref(dumped);
 	json_decref(extra);
 	json_decref(detail);
 	return out;

@@ -63,6 +63,17 @@ char *dr_finish(json_t *detail, size_t cap);
 char *dr_finish_with(json_t *detail, json_t *extra, size_t cap);
 
 /*
+** dr_finish_with that also hands back, in *kept (when `kept` is not NULL),
+** a reference to the object whose dump is the text returned (the detail
+** with its "record" block, shrunk as the text is; reals at full precision
+** where the text has 12 digits), or NULL when it returns NULL. For a
+** caller that reads the record it just made (replay counts its drops and
+** assignments) without parsing the text back.
+*/
+char *dr_finish_keep(json_t *detail, json_t *extra, size_t cap,
+		     json_t **kept);
+
+/*
 ** SHA-256 of `detail` serialised as described above, as 64 lowercase hex
 ** digits into out[65]. Returns 0, GB_EINVAL or GB_ENOMEM.
 */

@@ -12,24 +12,34 @@
 #include "report/report_analysis.h"
 #include "report/report_jobs.h"
 
-char *rec_task(const struct md_task *d)
+char *rec_task(const struct md_task *d, json_t **kept)
 {
-	return d ? dr_finish(rpt_decision_json(&d->dec), DR_RECORD_MAX) : NULL;
+	if (kept)
+		*kept = NULL;
+	return d ? dr_finish_keep(rpt_decision_json(&d->dec), NULL,
+				  DR_RECORD_MAX, kept)
+		 : NULL;
 }
 
-char *rec_jobs(const struct md_jobs *d)
+char *rec_jobs(const struct md_jobs *d, json_t **kept)
 {
+	if (kept)
+		*kept = NULL;
 	if (d == NULL)
 		return NULL;
-	return dr_finish(rpj_detail_json(&d->req, d->queues, d->nqueues,
-					 &d->dec, &d->plan, &d->params,
-					 &d->env),
-			 DR_RECORD_MAX);
+	return dr_finish_keep(rpj_detail_json(&d->req, d->queues, d->nqueues,
+					      &d->dec, &d->plan, &d->params,
+					      &d->env),
+			      NULL, DR_RECORD_MAX, kept);
 }
 
-char *rec_analysis(const struct md_analysis *d)
+char *rec_analysis(const struct md_analysis *d, json_t **kept)
 {
-	return d ? dr_finish(rpa_decision_json(d), DR_RECORD_MAX) : NULL;
+	if (kept)
+		*kept = NULL;
+	return d ? dr_finish_keep(rpa_decision_json(d), NULL, DR_RECORD_MAX,
+				  kept)
+		 : NULL;
 }
 
 /* The stages of a match: each filter that cut, in table order, with what
@@ -108,8 +118,10 @@ static json_t *or_null_int(int have, long long v)
 	return have ? json_integer(v) : json_null();
 }
 
-char *rec_match(const struct rec_pilot *p)
+char *rec_match(const struct rec_pilot *p, json_t **kept)
 {
+	if (kept)
+		*kept = NULL;
 	if (p == NULL || p->res == NULL)
 		return NULL;
 	const struct tq_result *m = p->res;
@@ -152,13 +164,15 @@ char *rec_match(const struct rec_pilot *p)
 		json_decref(o);
 		return NULL;
 	}
-	return dr_finish_with(o, extra, DR_RECORD_MAX);
+	return dr_finish_keep(o, extra, DR_RECORD_MAX, kept);
 }
 
 char *rec_timeout(const struct cdp_timeout_event *t,
 		  const struct to_rebro_in *in,
-		  const struct to_rebro_out *out)
+		  const struct to_rebro_out *out, json_t **kept)
 {
+	if (kept)
+		*kept = NULL;
 	if (t == NULL || t->v == NULL)
 		return NULL;
 	const struct to_verdict *v = t->v;
@@ -193,5 +207,5 @@ char *rec_timeout(const struct cdp_timeout_event *t,
 		json_decref(o);
 		return NULL;
 	}
-	return dr_finish(o, DR_RECORD_MAX);
+	return dr_finish_keep(o, NULL, DR_RECORD_MAX, kept);
 }

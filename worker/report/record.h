@@ -21,14 +21,16 @@
 /*
 ** The record text of a decision, at most DR_RECORD_MAX bytes of compact
 ** JSON: a malloc'd string for free(), or NULL when out of memory or given
-** an inconsistent decision.
+** an inconsistent decision. Every rec_ function takes `kept` last: when
+** not NULL, it gets a reference to the record as an object (decrec.h
+** dr_finish_keep), or NULL with the text; NULL asks for the text only.
 **   rec_task      report.h's task detail
 **   rec_jobs      report_jobs.h's detail with the parameters and env
 **   rec_analysis  report_analysis.h's detail
 */
-char *rec_task(const struct md_task *d);
-char *rec_jobs(const struct md_jobs *d);
-char *rec_analysis(const struct md_analysis *d);
+char *rec_task(const struct md_task *d, json_t **kept);
+char *rec_jobs(const struct md_jobs *d, json_t **kept);
+char *rec_analysis(const struct md_analysis *d, json_t **kept);
 
 /* One pilot's match: its description, the match and the final verdict. */
 struct rec_pilot {
@@ -60,7 +62,7 @@ struct rec_pilot {
 **    "stages": [{"name", "rule", "in", "out", "cut"}] (the filters that
 **    cut, in table order), and after the digest "lostClaims"}.
 */
-char *rec_match(const struct rec_pilot *p);
+char *rec_match(const struct rec_pilot *p, json_t **kept);
 
 /* Set a pilot's lists on `o` as the match record's "resource" shows them
 ** (each key of pilot.match: "ANY", a string, an array of several, or
@@ -80,6 +82,6 @@ int rec_pilot_lists(json_t *o, const struct tqi_pilot *d, int skip);
 */
 char *rec_timeout(const struct cdp_timeout_event *ev,
 		  const struct to_rebro_in *in,
-		  const struct to_rebro_out *out);
+		  const struct to_rebro_out *out, json_t **kept);
 
 #endif

@@ -150,10 +150,70 @@ static void test_same_records(void **state)
 	}
 }
 
+/* keep_json: each record's object dumps to its text, byte for byte (the
+** text is that object's dump, reals to 12 digits); the memo of sw
+** dictionaries gives the same records, from the second run on without
+** parsing them (hits); without keep_json there is no object. */
+static void test_kept_records(void **state)
+{
+	(void)state;
+	struct scj_sw_memo memo;
+	scj_sw_memo_init(&memo);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[256], err[512] = "";
+		snprintf(path, sizeof(path), "etc/scenarios/%s", cases[i].file);
+		json_t *root = scn_read_file(path, err, sizeof(err));
+		if (root == NULL)
+			fail_msg("%s", err);
+		struct arena a, b;
+		arena_init(&a, ARENA_CAP);
+		struct ex_result x, y;
+		const struct ex_opts keep = {.no_sw_text = 1, .sw_memo = &memo,
+					     .keep_json = 1};
+		long long hits0 = memo.hits;
+		for (int run = 0; run < 2; run++) {
+			arena_init(&b, ARENA_CAP);
+			int rc = ex_run_opts(root, &b, &y, err, sizeof(err),
+					     &keep);
+			if (rc != GB_OK)
+				fail_msg("%s: %s %s", cases[i].file,
+					 gb_errname(rc), err);
+			assert_int_equal(ex_run(root, &a, &x, err, sizeof(err)),
+					 GB_OK);
+			assert_int_equal(y.nrecords, x.nrecords);
+			for (size_t r = 0; r < y.nrecords; r++) {
+				assert_non_null(y.records[r].json);
+				char *d = json_dumps(y.records[r].json,
+						     JSON_COMPACT |
+							     JSON_REAL_PRECISION(12));
+				assert_non_null(d);
+				if (strcmp(d, y.records[r].text) != 0 ||
+				    strcmp(d, x.records[r].text) != 0)
+					fail_msg("%s record %zu: the object "
+						 "is not the text",
+						 cases[i].file, r);
+				free(d);
+				assert_null(x.records[r].json);
+			}
+			ex_result_release(&y);
+			for (size_t r = 0; r < y.nrecords; r++)
+				assert_null(y.records[r].json);
+			arena_free(&b);
+		}
+		/* the second run of a scenario with dictionaries found them */
+		if (cases[i].nsw > 0)
+			assert_true(memo.hits > hits0);
+		arena_free(&a);
+		json_decref(root);
+	}
+	scj_sw_memo_fini(&memo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_records),
+		cmocka_unit_test(test_kept_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

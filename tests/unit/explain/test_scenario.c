@@ -953,7 +953,7 @@ static void test_decision_json_shape(void **state)
 static char *print_to_string(const struct dec_decision *d)
 {
 	const struct md_task m = {.dec = *d};
-	char *rec = rec_task(&m);
+	char *rec = rec_task(&m, NULL);
 	assert_non_null(rec);
 	json_t *j = json_loads(rec, 0, NULL);
 	assert_non_null(j);

@@ -165,7 +165,7 @@ static void check_queue(const struct fexpect *x, const struct qexpect *e,
 /* The text `explain` prints for `r`: its record rendered (free it). */
 static char *render(const struct md_analysis *r, const char *outcome)
 {
-	char *rec = rec_analysis(r);
+	char *rec = rec_analysis(r, NULL);
 	assert_non_null(rec);
 	json_t *j = json_loads(rec, 0, NULL);
 	assert_non_null(j);

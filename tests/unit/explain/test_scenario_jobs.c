@@ -740,7 +740,7 @@ static void check_json(const struct md_jobs *res)
 ** stage lines, the decision. */
 static void check_table(const struct md_jobs *res)
 {
-	char *rec = rec_jobs(res);
+	char *rec = rec_jobs(res, NULL);
 	assert_non_null(rec);
 	json_t *j = json_loads(rec, 0, NULL);
 	assert_non_null(j);

@@ -181,13 +181,13 @@ static void test_json_is_the_record(void **state)
 		char *made = NULL;
 		switch (res.kind) {
 		case EX_TASK:
-			made = rec_task(&res.out.task);
+			made = rec_task(&res.out.task, NULL);
 			break;
 		case EX_JOBS:
-			made = rec_jobs(&res.out.jobs);
+			made = rec_jobs(&res.out.jobs, NULL);
 			break;
 		case EX_ANALYSIS:
-			made = rec_analysis(&res.out.analysis);
+			made = rec_analysis(&res.out.analysis, NULL);
 			break;
 		case EX_MATCH:
 			assert_true(json_is_array(json_object_get(o, "taskQueues")));
