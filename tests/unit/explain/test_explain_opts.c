@@ -86,15 +86,23 @@ static const char *digest(const char *text, char *buf, size_t n)
 	return buf;
 }
 
+/* Example case i's scenario; fails the test when it cannot be read. */
+static json_t *read_case(size_t i)
+{
+	char path[256], err[512] = "";
+	snprintf(path, sizeof(path), "etc/scenarios/%s", cases[i].file);
+	json_t *root = scn_read_file(path, err, sizeof(err));
+	if (root == NULL)
+		fail_msg("%s", err);
+	return root;
+}
+
 static void test_same_records(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char path[256], err[512] = "";
-		snprintf(path, sizeof(path), "etc/scenarios/%s", cases[i].file);
-		json_t *root = scn_read_file(path, err, sizeof(err));
-		if (root == NULL)
-			fail_msg("%s", err);
+		char err[512] = "";
+		json_t *root = read_case(i);
 		struct arena a, b;
 		arena_init(&a, ARENA_CAP);
 		arena_init(&b, ARENA_CAP);
@@ -160,11 +168,8 @@ static void test_kept_records(void **state)
 	struct scj_sw_memo memo;
 	scj_sw_memo_init(&memo);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char path[256], err[512] = "";
-		snprintf(path, sizeof(path), "etc/scenarios/%s", cases[i].file);
-		json_t *root = scn_read_file(path, err, sizeof(err));
-		if (root == NULL)
-			fail_msg("%s", err);
+		char err[512] = "";
+		json_t *root = read_case(i);
 		struct arena a, b;
 		arena_init(&a, ARENA_CAP);
 		struct ex_result x, y;
