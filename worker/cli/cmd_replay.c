@@ -457,10 +457,10 @@ static int wanted(const struct st_in_row *r, const char *const *subj,
 /* Re-decide one stored decision and add it to the tallies; `rd` reads
 ** its inputs, reusing what the thread's previous decision had. */
 /* What one thread keeps from one decision to the next: the reader of the
-** inputs and the parsed sw dictionaries. */
+** inputs and the parsed grid (the sw dictionaries, the queues). */
 struct rp_keep {
 	struct exr_reader *rd;
-	struct scj_sw_memo sw;
+	struct scj_memo memo;
 };
 
 static void replay_one(struct rp *p, struct rp_keep *k,
@@ -487,7 +487,7 @@ static void replay_one(struct rp *p, struct rp_keep *k,
 	memset(&res, 0, sizeof(res));
 	/* Only the records are read: the sw dictionaries need no text; each
 	** record is kept as an object too, so it is not parsed back. */
-	const struct ex_opts opts = {.no_sw_text = 1, .sw_memo = &k->sw,
+	const struct ex_opts opts = {.no_sw_text = 1, .memo = &k->memo,
 				     .keep_json = 1};
 	if (skip == NULL &&
 	    ex_run_opts(root, &a, &res, err, sizeof(err), &opts) != GB_OK)
@@ -918,11 +918,13 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 	struct rp_keep keep[RP_MAX_THREADS];
 	for (long long t = 0; t < threads; t++) {
 		keep[t].rd = exr_new();
-		if (keep[t].rd == NULL) {
+		if (keep[t].rd == NULL ||
+		    scj_memo_init(&keep[t].memo) != GB_OK) {
+			exr_free(keep[t].rd);
+			scj_memo_fini(&keep[t].memo);
 			threads = t;
 			break;
 		}
-		scj_sw_memo_init(&keep[t].sw);
 	}
 	if (threads == 0) {
 		fprintf(stderr, "gridbroker: replay: out of memory\n");
@@ -1010,7 +1012,7 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		rs.bytes += x.bytes;
 		rs.bytes_reused += x.bytes_reused;
 		exr_free(keep[t].rd);
-		scj_sw_memo_fini(&keep[t].sw);
+		scj_memo_fini(&keep[t].memo);
 	}
 	char s0[32] = "", s1[32] = "";
 	tf_format(since, s0, sizeof(s0));

@@ -213,7 +213,7 @@ int ex_run_opts(json_t *root, struct arena *a, struct ex_result *out,
 		char *err, size_t errlen, const struct ex_opts *o)
 {
 	const struct scj_opts so = {.no_sw_text = o && o->no_sw_text,
-				    .sw_memo = o ? o->sw_memo : NULL,
+				    .memo = o ? o->memo : NULL,
 				    .keep_json = o && o->keep_json};
 	const int keep = so.keep_json;
 	if (root == NULL || a == NULL || out == NULL)

@@ -95,10 +95,10 @@ struct ex_opts {
 	** out->in cannot be written back as a scenario (scenario_write.h).
 	** For callers that only compare records, such as replay. */
 	int no_sw_text;
-	/* With no_sw_text: the sw dictionaries memo (scenario_jobs.h struct
-	** scj_sw_memo) a caller deciding many scenarios in a row keeps, one
-	** per thread; NULL parses them each time. */
-	struct scj_sw_memo *sw_memo;
+	/* With no_sw_text: what a caller deciding many scenarios in a row
+	** keeps of the job and analysis grids (scenario_jobs.h struct
+	** scj_memo), one per thread; NULL parses everything each time. */
+	struct scj_memo *memo;
 	/* Keep each record as an object too (ex_record.json), for a caller
 	** that reads the records it made (replay counts their drops)
 	** without parsing the text; it calls ex_result_release. */

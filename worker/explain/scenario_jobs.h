@@ -41,28 +41,41 @@
 #define SCJ_MAX_CLASSES 1000000  /* taskClasses of a grid's analysis */
 
 /*
-** The parsed "sw" dictionaries of one "sw" object, kept for the next
-** scenario that hands in that very object (the same json_t: replay's
-** reader, explain/reuse.h, gives consecutive decisions whose "sw" text is
-** the same one value). The dictionaries are two thirds of a sample-grid
-** job scenario and change only when software is published. The memo holds
-** a reference on the object, so its address is not reused while kept; a
-** scenario with another object replaces the memo. Used only with
-** no_sw_text (writing a scenario back out needs each dictionary's text).
-** One per thread.
+** What a caller deciding many scenarios in a row keeps from one to the
+** next (replay, one per thread), keyed by the very json_t values it hands
+** in: replay's reader (explain/reuse.h) gives consecutive decisions whose
+** text is the same one value, so a value seen before is parsed already.
+** Each entry holds a reference on its value, so an address is not reused
+** while it is kept. Used only with no_sw_text (writing a scenario back out
+** needs each dictionary's text).
+**
+** sw: the parsed "sw" dictionaries of one "sw" object, two thirds of a
+** sample-grid job scenario, which change only when software is published;
+** a scenario with another object replaces them.
+** queues: each "queues" element parsed (gm_queue), but for its ages
+** (lastPilotAge, lastStartAge), which are read again for each scenario's
+** `now`; emptied whole when it holds SCJ_MEMO_QUEUES entries.
 */
-struct scj_sw_memo {
-	json_t *sw;        /* the object parsed (a reference), or NULL */
-	struct arena a;    /* the dictionaries and the lists below */
+#define SCJ_MEMO_QUEUES 4096
+struct scj_memo_queue {
+	json_t *node;   /* the element (a reference), NULL: free slot */
+	struct gm_queue q;
+};
+struct scj_memo {
+	json_t *sw;         /* the "sw" object parsed (a reference), or NULL */
+	struct arena sw_a;  /* the dictionaries and the lists below */
 	const char **names; /* the entries' keys, in the object's order */
 	const struct rc_sw **dict;
 	size_t n;
-	long long hits;    /* scenarios that found their object here */
+	struct arena q_a;   /* the queues' strings and lists */
+	struct scj_memo_queue *qs; /* 2 * SCJ_MEMO_QUEUES slots, by address */
+	size_t nq;
+	long long sw_hits, queue_hits; /* scenarios / elements found here */
 };
 
-/* An empty memo; scj_sw_memo_fini frees it. */
-void scj_sw_memo_init(struct scj_sw_memo *m);
-void scj_sw_memo_fini(struct scj_sw_memo *m);
+/* An empty memo (GB_OK), or GB_ENOMEM; scj_memo_fini frees it. */
+int scj_memo_init(struct scj_memo *m);
+void scj_memo_fini(struct scj_memo *m);
 
 /* What the parsers of a grid or scenario keep beyond what deciding needs;
 ** all zero (or a NULL pointer) is the default. */
@@ -73,9 +86,10 @@ struct scj_opts {
 	** refuses such a grid), deciding reads the parsed dictionaries. It
 	** saves a JSON dump per dictionary, for callers that only decide. */
 	int no_sw_text;
-	/* With no_sw_text: take the "sw" dictionaries from this memo when it
-	** holds this scenario's "sw" object, else parse them into it. */
-	struct scj_sw_memo *sw_memo;
+	/* With no_sw_text: take the "sw" dictionaries and the queues this
+	** memo holds for this scenario's very values; parse the rest into
+	** it. NULL: parse everything. */
+	struct scj_memo *memo;
 	/* ex_opts.keep_json, passed down to the record (explain.c). */
 	int keep_json;
 };

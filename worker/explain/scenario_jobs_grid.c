@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,20 +293,127 @@ static int sw_entry(const struct ju_ctx *c, json_t *v, const char *path,
 	return GB_OK;
 }
 
-/* What one memo may hold: as a job scenario's arena. */
-#define SCJ_SW_MEMO_CAP (512u << 20)
+/* What one memo's arenas may hold: as a job scenario's arena. */
+#define SCJ_MEMO_CAP (512u << 20)
+#define SCJ_MEMO_SLOTS (2 * SCJ_MEMO_QUEUES)
 
-void scj_sw_memo_init(struct scj_sw_memo *m)
-{
-	memset(m, 0, sizeof(*m));
-	arena_init(&m->a, SCJ_SW_MEMO_CAP);
-}
-
-void scj_sw_memo_fini(struct scj_sw_memo *m)
+static void memo_sw_clear(struct scj_memo *m)
 {
 	json_decref(m->sw);
-	arena_free(&m->a);
+	m->sw = NULL;
+	arena_free(&m->sw_a);
+	arena_init(&m->sw_a, SCJ_MEMO_CAP);
+	m->names = NULL;
+	m->dict = NULL;
+	m->n = 0;
+}
+
+static void memo_queues_clear(struct scj_memo *m)
+{
+	for (size_t i = 0; m->qs && i < SCJ_MEMO_SLOTS; i++) {
+		json_decref(m->qs[i].node);
+		m->qs[i].node = NULL;
+	}
+	m->nq = 0;
+	arena_free(&m->q_a);
+	arena_init(&m->q_a, SCJ_MEMO_CAP);
+}
+
+int scj_memo_init(struct scj_memo *m)
+{
 	memset(m, 0, sizeof(*m));
+	arena_init(&m->sw_a, SCJ_MEMO_CAP);
+	arena_init(&m->q_a, SCJ_MEMO_CAP);
+	m->qs = calloc(SCJ_MEMO_SLOTS, sizeof(*m->qs));
+	return m->qs ? GB_OK : GB_ENOMEM;
+}
+
+void scj_memo_fini(struct scj_memo *m)
+{
+	memo_sw_clear(m);
+	memo_queues_clear(m);
+	arena_free(&m->sw_a);
+	arena_free(&m->q_a);
+	free(m->qs);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The slot of element `o`: its own, or the free one where it would go. */
+static struct scj_memo_queue *memo_slot(struct scj_memo *m, const json_t *o)
+{
+	size_t h = (size_t)(((uintptr_t)o >> 4) * 0x9E3779B97F4A7C15ull);
+	for (size_t i = 0;; i++) {
+		struct scj_memo_queue *e =
+			&m->qs[(h + i) & (SCJ_MEMO_SLOTS - 1)];
+		if (e->node == o || e->node == NULL)
+			return e;
+	}
+}
+
+/* queue_item through the memo: a queue element seen before is copied
+** and only its ages are read again (they count back from this scenario's
+** `now`); a new one is parsed into the memo. */
+static int queue_item_memo(const struct ju_ctx *c, json_t *o, const char *path,
+			   struct gm_queue *gq, struct scj_memo *m)
+{
+	if (m->qs == NULL)
+		return queue_item(c, o, path, NULL, gq);
+	struct scj_memo_queue *e = memo_slot(m, o);
+	if (e->node == o) {
+		m->queue_hits++;
+		*gq = e->q;
+		int rc = GB_OK;
+		for (const struct ju_fld *d = queue_flds; rc == GB_OK && d->key;
+		     d++)
+			if (d->kind == JU_K_AGE)
+				rc = ju_fld_parse(c, o, path, d, &gq->q);
+		return rc;
+	}
+	if (m->nq >= SCJ_MEMO_QUEUES) /* full: this one is not kept */
+		return queue_item(c, o, path, NULL, gq);
+	struct ju_ctx mc = *c;
+	mc.a = &m->q_a;
+	int rc = queue_item(&mc, o, path, NULL, gq);
+	if (rc != GB_OK)
+		return rc;
+	e->node = json_incref(o);
+	e->q = *gq;
+	m->nq++;
+	return GB_OK;
+}
+
+/* "queues" through the memo: ju_parse_items' checks and array, each
+** element by queue_item_memo. */
+static int parse_queues_memo(const struct ju_ctx *c, json_t *v,
+			     struct scj_memo *m, void **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (v == NULL || json_is_null(v))
+		return GB_OK;
+	int rc = ju_want_array(c, v, "queues", SCJ_MAX_QUEUES);
+	size_t cnt = rc == GB_OK ? json_array_size(v) : 0;
+	if (cnt > SCJ_MAX_QUEUES)
+		return ju_fail(c, GB_ETOOBIG, "queues",
+			       "%zu entries exceed the limit of %zu", cnt,
+			       (size_t)SCJ_MAX_QUEUES);
+	if (rc != GB_OK || cnt == 0)
+		return rc;
+	struct gm_queue *arr = ju_alloc_n(c, cnt, sizeof(*arr));
+	if (arr == NULL)
+		return ju_fail(c, GB_ENOMEM, "queues", "out of memory");
+	/* Emptied between scenarios, never during one: the queues copied
+	** from it point into its arena until this scenario is decided. */
+	if (m->nq + cnt > SCJ_MEMO_QUEUES)
+		memo_queues_clear(m);
+	for (size_t i = 0; i < cnt && rc == GB_OK; i++) {
+		char p[JU_PATH];
+		ju_path_idx(p, sizeof(p), "queues", i);
+		rc = queue_item_memo(c, json_array_get(v, i), p, &arr[i], m);
+	}
+	*out = arr;
+	*n = cnt;
+	return rc;
 }
 
 /* The queue of `g` named `name` ("ALL": NULL with *all 1), or a
@@ -331,27 +439,26 @@ static int sw_owner(const struct ju_ctx *c, struct gm_grid *g,
 /* parse_sw_map through a memo: the same checks and the same result, the
 ** dictionaries parsed only when `o` is not the memo's object. */
 static int parse_sw_memo(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
-			 const struct ju_nameref *names, struct scj_sw_memo *m)
+			 const struct ju_nameref *names, struct scj_memo *m)
 {
 	int rc = ju_want_object(c, o, "sw");
 	if (rc != GB_OK)
 		return rc;
 	int hit = m->sw == o;
-	long long hits = m->hits;
 	if (!hit) {
-		scj_sw_memo_fini(m);
-		scj_sw_memo_init(m);
-		m->hits = hits;
+		memo_sw_clear(m);
 		size_t n = json_object_size(o);
-		m->names = n ? arena_alloc(&m->a, n * sizeof(*m->names)) : NULL;
-		m->dict = n ? arena_alloc(&m->a, n * sizeof(*m->dict)) : NULL;
+		m->names = n ? arena_alloc(&m->sw_a, n * sizeof(*m->names))
+			     : NULL;
+		m->dict = n ? arena_alloc(&m->sw_a, n * sizeof(*m->dict))
+			    : NULL;
 		if (n && (m->names == NULL || m->dict == NULL))
 			return ju_fail(c, GB_ENOMEM, "sw", "out of memory");
 	} else {
-		m->hits++;
+		m->sw_hits++;
 	}
 	struct ju_ctx mc = *c;
-	mc.a = &m->a;
+	mc.a = &m->sw_a;
 	const char *name;
 	json_t *v;
 	size_t i = 0;
@@ -363,18 +470,15 @@ static int parse_sw_memo(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
 		if (rc == GB_OK && !hit) {
 			const char *none = NULL;
 			rc = sw_entry(&mc, v, p, 0, &m->dict[i], &none);
-			m->names[i] = rc == GB_OK ? arena_strdup(&m->a, name)
+			m->names[i] = rc == GB_OK ? arena_strdup(&m->sw_a, name)
 						  : NULL;
 			if (rc == GB_OK && m->names[i] == NULL)
 				rc = ju_fail(c, GB_ENOMEM, p, "out of memory");
 		}
 		if (rc != GB_OK) {
 			/* a half-built memo is no memo */
-			if (!hit) {
-				scj_sw_memo_fini(m);
-				scj_sw_memo_init(m);
-				m->hits = hits;
-			}
+			if (!hit)
+				memo_sw_clear(m);
 			return rc;
 		}
 		if (gq)
@@ -393,7 +497,7 @@ static int parse_sw_memo(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
 /* "sw": queue name (or "ALL") -> dictionary; `names` sorted by name. */
 static int parse_sw_map(const struct ju_ctx *c, json_t *o, struct gm_grid *g,
 			const struct ju_nameref *names, int keep_text,
-			struct scj_sw_memo *memo)
+			struct scj_memo *memo)
 {
 	if (o == NULL)
 		return GB_OK;
@@ -441,7 +545,11 @@ int scj_parse_grid_opts(json_t *root, struct arena *a, long long now,
 	memset(out, 0, sizeof(*out));
 	int rc = ju_want_object(&c, root, "");
 	void *qs = NULL, *links = NULL, *files = NULL;
-	if (rc == GB_OK)
+	struct scj_memo *memo = o && o->no_sw_text ? o->memo : NULL;
+	if (rc == GB_OK && memo)
+		rc = parse_queues_memo(&c, json_object_get(root, "queues"),
+				       memo, &qs, &out->nqueues);
+	else if (rc == GB_OK)
 		rc = ju_parse_items(&c, json_object_get(root, "queues"),
 				    "queues", 0, SCJ_MAX_QUEUES,
 				    sizeof(struct gm_queue), queue_item, &qs,
@@ -458,7 +566,7 @@ int scj_parse_grid_opts(json_t *root, struct arena *a, long long now,
 	if (rc == GB_OK)
 		rc = parse_sw_map(&c, json_object_get(root, "sw"), out, names,
 				  o == NULL || !o->no_sw_text,
-				  o ? o->sw_memo : NULL);
+				  o ? o->memo : NULL);
 	if (rc == GB_OK)
 		rc = ju_parse_items(&c, json_object_get(root, "links"), "links",
 				    0, SCJ_MAX_LINKS, sizeof(struct gm_link),

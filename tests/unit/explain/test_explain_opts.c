@@ -165,18 +165,25 @@ static void test_same_records(void **state)
 static void test_kept_records(void **state)
 {
 	(void)state;
-	struct scj_sw_memo memo;
-	scj_sw_memo_init(&memo);
+	struct scj_memo memo;
+	assert_int_equal(scj_memo_init(&memo), GB_OK);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char err[512] = "";
 		json_t *root = read_case(i);
 		struct arena a, b;
 		arena_init(&a, ARENA_CAP);
 		struct ex_result x, y;
-		const struct ex_opts keep = {.no_sw_text = 1, .sw_memo = &memo,
+		const struct ex_opts keep = {.no_sw_text = 1, .memo = &memo,
 					     .keep_json = 1};
-		long long hits0 = memo.hits;
+		long long hits0 = memo.sw_hits, qhits0 = memo.queue_hits;
 		for (int run = 0; run < 2; run++) {
+			/* the second run a day later: the same queue values,
+			** whose ages count back from another now */
+			if (run == 1 && json_is_string(json_object_get(root,
+								       "now")))
+				json_object_set_new(
+					root, "now",
+					json_string("2031-01-01T00:00:00Z"));
 			arena_init(&b, ARENA_CAP);
 			int rc = ex_run_opts(root, &b, &y, err, sizeof(err),
 					     &keep);
@@ -205,13 +212,17 @@ static void test_kept_records(void **state)
 				assert_null(y.records[r].json);
 			arena_free(&b);
 		}
-		/* the second run of a scenario with dictionaries found them */
+		/* the second run of a scenario found its dictionaries and
+		** every queue */
 		if (cases[i].nsw > 0)
-			assert_true(memo.hits > hits0);
+			assert_true(memo.sw_hits > hits0);
+		if (grid_of(&x) != NULL)
+			assert_int_equal(memo.queue_hits - qhits0,
+					 (long long)grid_of(&x)->nqueues);
 		arena_free(&a);
 		json_decref(root);
 	}
-	scj_sw_memo_fini(&memo);
+	scj_memo_fini(&memo);
 }
 
 int main(void)
