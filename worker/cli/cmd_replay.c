@@ -173,29 +173,6 @@ static void count_drops(json_t *o, json_t *rec)
 		bump(o, d[i].rule[0] ? d[i].rule : "?", d[i].count);
 }
 
-/* A record's record.digest found in its text without parsing it: the
-** "digest" string of the last "record" object, which decrec.h writes
-** after the detail; 0, or -1 when there is none. Found in both texts, two
-** equal digests spare replay parsing the new record (the same digest is
-** the same detail). */
-static int text_digest(const char *t, char out[65])
-{
-	static const char rk[] = "\"record\":{", dk[] = "\"digest\":\"";
-	const char *r = NULL;
-	for (const char *q = t ? strstr(t, rk) : NULL; q; q = strstr(q + 1, rk))
-		r = q;
-	const char *d = r ? strstr(r, dk) : NULL;
-	if (d == NULL)
-		return -1;
-	d += sizeof(dk) - 1;
-	size_t n = strspn(d, "0123456789abcdef");
-	if (n != 64 || d[64] != '"')
-		return -1;
-	memcpy(out, d, 64);
-	out[64] = '\0';
-	return 0;
-}
-
 static const char *rec_digest(json_t *rec)
 {
 	return json_string_value(
@@ -503,8 +480,9 @@ static void replay_one(struct rp *p, struct rp_keep *k,
 	** same digest (read from both texts) is the same record. */
 	char dg0[65], dg1[65];
 	int same = skip == NULL && x != NULL &&
-		   text_digest(x->text, dg1) == 0 &&
-		   text_digest(r->detail, dg0) == 0 && strcmp(dg0, dg1) == 0;
+		   exw_record_digest(x->text, dg1) == GB_OK &&
+		   exw_record_digest(r->detail, dg0) == GB_OK &&
+		   strcmp(dg0, dg1) == 0;
 	if (same)
 		stored = json_incref(now);
 	else if (skip == NULL &&
