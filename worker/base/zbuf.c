@@ -1,10 +1,16 @@
 /*
 ** zbuf.c — deflate and inflate of whole buffers (zbuf.h).
+**
+** Deflate is zlib's; inflate is libdeflate's, which reads the same zlib
+** format (RFC 1950, checksum checked) about four times as fast on a
+** scenario: replay inflates every stored decision it re-decides, 350 kB
+** each on the sample grid, and zlib was 15 % of its time.
 */
 #include "base/zbuf.h"
 
 #include <stdlib.h>
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "gb_error.h"
@@ -40,17 +46,24 @@ int zb_inflate(const void *src, size_t n, size_t raw, char **out)
 	*out = NULL;
 	if (raw > ZB_MAX_RAW)
 		return GB_ETOOBIG;
-	/* Room for one byte more than expected: a stream that inflates to
-	** more than `raw` fills it (or runs out of room) and is refused
-	** instead of being cut silently; then the NUL. */
-	unsigned char *buf = malloc(raw + 2);
+	/* raw bytes and the NUL */
+	unsigned char *buf = malloc(raw + 1);
 	if (buf == NULL)
 		return GB_ENOMEM;
-	uLongf got = (uLongf)raw + 1;
-	int zrc = uncompress(buf, &got, src, (uLong)n);
-	if (zrc != Z_OK || got != (uLongf)raw) {
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+	if (d == NULL) {
 		free(buf);
-		return zrc == Z_MEM_ERROR ? GB_ENOMEM : GB_EDECODE;
+		return GB_ENOMEM;
+	}
+	/* Exactly raw bytes: fewer is LIBDEFLATE_SHORT_OUTPUT, more
+	** LIBDEFLATE_INSUFFICIENT_SPACE; bytes after the stream's end are
+	** not read, as zlib's uncompress does not. */
+	enum libdeflate_result lr =
+		libdeflate_zlib_decompress(d, src, n, buf, raw, NULL);
+	libdeflate_free_decompressor(d);
+	if (lr != LIBDEFLATE_SUCCESS) {
+		free(buf);
+		return GB_EDECODE;
 	}
 	buf[raw] = '\0';
 	*out = (char *)buf;

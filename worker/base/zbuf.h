@@ -1,5 +1,6 @@
 /*
-** zbuf.h — deflate and inflate of whole buffers (prefix zb_), over zlib.
+** zbuf.h — deflate and inflate of whole buffers (prefix zb_), in zlib's
+** format (deflate by zlib, inflate by libdeflate: zbuf.c says why).
 **
 ** Why: every decision stores its inputs as a scenario (store/
 ** store_inputs.h), and a scenario is JSON that repeats the same keys for

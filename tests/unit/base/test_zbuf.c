@@ -71,13 +71,15 @@ static void test_refusals(void **state)
 		const char *name;
 		size_t len;   /* of z given */
 		size_t raw;   /* size claimed */
-		int flip;     /* byte index to corrupt, -1 none */
+		int flip;     /* byte index to corrupt, -1 none, -2 the last
+				 (the stream's checksum) */
 		int want;
 	} rows[] = {
 		{"claimed size too small", 0, 4999, -1, GB_EDECODE},
 		{"claimed size too large", 0, 5001, -1, GB_EDECODE},
 		{"truncated stream", 10, 5000, -1, GB_EDECODE},
 		{"corrupted stream", 0, 5000, 20, GB_EDECODE},
+		{"corrupted checksum", 0, 5000, -2, GB_EDECODE},
 		{"over the bound", 0, ZB_MAX_RAW + 1, -1, GB_ETOOBIG},
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -86,6 +88,8 @@ static void test_refusals(void **state)
 		memcpy(c, z, zlen);
 		if (rows[i].flip >= 0)
 			c[rows[i].flip] ^= 0x5a;
+		if (rows[i].flip == -2)
+			c[zlen - 1] ^= 0x5a;
 		int rc = zb_inflate(c, rows[i].len ? rows[i].len : zlen,
 				    rows[i].raw, &out);
 		if (rc != rows[i].want)
