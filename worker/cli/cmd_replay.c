@@ -431,8 +431,6 @@ static int wanted(const struct st_in_row *r, const char *const *subj,
 	return 0;
 }
 
-/* Re-decide one stored decision and add it to the tallies; `rd` reads
-** its inputs, reusing what the thread's previous decision had. */
 /* What one thread keeps from one decision to the next: the reader of the
 ** inputs and the parsed grid (the sw dictionaries, the queues). */
 struct rp_keep {
@@ -440,6 +438,8 @@ struct rp_keep {
 	struct scj_memo memo;
 };
 
+/* Re-decide one stored decision and add it to the tallies; `k` reads its
+** inputs and grid, reusing what the thread's previous decision had. */
 static void replay_one(struct rp *p, struct rp_keep *k,
 		       const struct st_in_row *r, long long seq,
 		       const struct exw_set *sets, size_t nsets)

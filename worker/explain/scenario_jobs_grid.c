@@ -416,7 +416,7 @@ static int parse_queues_memo(const struct ju_ctx *c, json_t *v,
 	return rc;
 }
 
-/* The queue of `g` named `name` ("ALL": NULL with *all 1), or a
+/* Into *gq the queue of `g` named `name` (NULL for "ALL"); or a
 ** GB_ENOTFOUND failure at path `p`. */
 static int sw_owner(const struct ju_ctx *c, struct gm_grid *g,
 		    const struct ju_nameref *names, const char *name,
