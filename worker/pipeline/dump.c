@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/jsonw.h"
 #include "base/log.h"
 #include "base/zbuf.h"
 #include "gb_error.h"
@@ -50,10 +51,13 @@ int wk_dump_store(struct wk_worker *w, const char *kind, long long decision_id,
 {
 	if (!w->cfg->decision_inputs || w->db == NULL)
 		return GB_OK;
-	char *text = json_dumps(scenario, JSON_COMPACT | JSON_SORT_KEYS |
-						  JSON_REAL_PRECISION(17));
+	size_t raw = 0;
+	char *text = jw_dumps(scenario,
+			      JSON_COMPACT | JSON_SORT_KEYS |
+				      JSON_REAL_PRECISION(17),
+			      &raw);
 	unsigned char *z = NULL;
-	size_t zlen = 0, raw = text ? strlen(text) : 0;
+	size_t zlen = 0;
 	int zrc = text ? zb_deflate(text, raw, WK_INPUTS_ZLEVEL, &z, &zlen)
 		       : GB_ENOMEM;
 	free(text);

@@ -20,57 +20,27 @@
 
 #include "gb_error.h"
 #include "base/jsonutil.h"
+#include "base/jsonw.h"
 
 /* Canonical form: sorted keys so the digest does not depend on insertion
 ** order; 17 digits so distinct doubles never print alike. */
 #define DR_CANON_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17))
-
-/* jansson hands the dump over a token at a time; gathered into blocks,
-** the hash is updated a few times per record instead of once per token. */
-struct digest_buf {
-	EVP_MD_CTX *ctx;
-	size_t n;
-	char b[8192];
-};
-
-static int digest_part(const char *buf, size_t n, void *arg)
-{
-	struct digest_buf *d = arg;
-	if (d->n + n > sizeof(d->b)) {
-		if (d->n && !EVP_DigestUpdate(d->ctx, d->b, d->n))
-			return -1;
-		d->n = 0;
-		if (n > sizeof(d->b))
-			return EVP_DigestUpdate(d->ctx, buf, n) ? 0 : -1;
-	}
-	memcpy(d->b + d->n, buf, n);
-	d->n += n;
-	return 0;
-}
 
 int dr_digest(const json_t *detail, char out[65])
 {
 	if (detail == NULL || out == NULL)
 		return GB_EINVAL;
 	out[0] = '\0';
-	/* Hashed as jansson writes it: the canonical text is never held
-	** whole (it is as long as the record). */
-	struct digest_buf *d = malloc(sizeof(*d));
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	/* The canonical text is held whole for the hash: it is as long as the
+	** record, and one pass of jw_dumps into one buffer costs a fraction
+	** of jansson's token-by-token callback. */
+	size_t len = 0;
+	char *text = jw_dumps(detail, DR_CANON_FLAGS, &len);
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	if (d) {
-		d->ctx = ctx;
-		d->n = 0;
-	}
-	int ok = d != NULL && ctx != NULL &&
-		 EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
-		 json_dump_callback(detail, digest_part, d, DR_CANON_FLAGS) ==
-			 0 &&
-		 (d->n == 0 || EVP_DigestUpdate(ctx, d->b, d->n)) &&
-		 EVP_DigestFinal_ex(ctx, md, &mdlen);
-	free(d);
-	EVP_MD_CTX_free(ctx);
+	int ok = text != NULL &&
+		 EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL);
+	free(text);
 	if (!ok || mdlen != 32)
 		return GB_ENOMEM;
 	for (unsigned i = 0; i < mdlen; i++)
@@ -316,7 +286,8 @@ static char *dump(json_t *detail, const char *digest, size_t cap,
 		json_decref(r);
 		return NULL;
 	}
-	char *s = json_dumps(detail, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	size_t len = 0;
+	char *s = jw_dumps(detail, JSON_COMPACT | JSON_REAL_PRECISION(12), &len);
 	if (s == NULL)
 		return NULL;
 	/* "bytes" is the size of what is stored, its own digits included.
@@ -326,7 +297,6 @@ static char *dump(json_t *detail, const char *digest, size_t cap,
 	** for its digits instead of dumping everything a second time (the
 	** dumps were a third of a job decision's CPU). Otherwise (a detail
 	** that had "record" already), add it and dump again. */
-	size_t len = strlen(s);
 	void *last = NULL;
 	for (void *it = json_object_iter(detail); it;
 	     it = json_object_iter_next(detail, it))
@@ -362,10 +332,11 @@ static char *dump(json_t *detail, const char *digest, size_t cap,
 		if (json_object_set_new(r, "bytes",
 					json_integer((json_int_t)len)) != 0)
 			return NULL;
-		s = json_dumps(detail, JSON_COMPACT | JSON_REAL_PRECISION(12));
-		if (s == NULL || strlen(s) == len)
+		size_t was = len;
+		s = jw_dumps(detail, JSON_COMPACT | JSON_REAL_PRECISION(12),
+			     &len);
+		if (s == NULL || len == was)
 			return s;
-		len = strlen(s);
 	}
 	return s;
 }
