@@ -69,6 +69,12 @@ static inline int put1(struct jw_buf *b, char c)
 ** upper-case hex for those without a short form. A byte above 0x7F goes
 ** to jansson, which checks the UTF-8 (and escapes it under
 ** JSON_ENSURE_ASCII). */
+/* 1 for the bytes a string cannot hold as they are: control characters,
+** '"', '\\', and (left to jansson) those above 0x7F. */
+static const unsigned char jw_special[256] = {
+	[0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xFF] = 1,
+};
+
 static int put_str(struct jw_buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -76,12 +82,8 @@ static int put_str(struct jw_buf *b, const char *s, size_t len)
 	size_t i = 0;
 	while (rc == 0 && i < len) {
 		size_t j = i;
-		while (j < len) {
-			unsigned char c = (unsigned char)s[j];
-			if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)
-				break;
+		while (j < len && !jw_special[(unsigned char)s[j]])
 			j++;
-		}
 		if (j > i && (rc = put(b, s + i, j - i)) != 0)
 			return rc;
 		if (j == len)

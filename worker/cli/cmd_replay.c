@@ -28,6 +28,7 @@
 ** then by row order, so the report does not depend on the thread count.
 */
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,8 +160,8 @@ static void count_assign(json_t *o, const char *kind, json_t *rec)
 
 /* The candidates each rule dropped in record `rec`, counted as `explain
 ** --set` counts them (exw_drops_by_rule: each candidate once, for its
-** first reason), into `o` by rule. */
-static void count_drops(json_t *o, json_t *rec)
+** first reason), into `o` by rule, and into `also` too when not NULL. */
+static void count_drops(json_t *o, json_t *also, json_t *rec)
 {
 	if (rec == NULL)
 		return;
@@ -169,8 +170,11 @@ static void count_drops(json_t *o, json_t *rec)
 	if (exw_drops_by_rule(rec, d, RP_MAX_DROPS, &n) != GB_OK &&
 	    n == 0)
 		return;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		bump(o, d[i].rule[0] ? d[i].rule : "?", d[i].count);
+		if (also)
+			bump(also, d[i].rule[0] ? d[i].rule : "?", d[i].count);
+	}
 }
 
 static const char *rec_digest(json_t *rec)
@@ -432,10 +436,12 @@ static int wanted(const struct st_in_row *r, const char *const *subj,
 }
 
 /* What one thread keeps from one decision to the next: the reader of the
-** inputs and the parsed grid (the sw dictionaries, the queues). */
+** inputs, the parsed grid (the sw dictionaries, the queues), and the
+** arena each decision is made in (reset, not freed, between them). */
 struct rp_keep {
 	struct exr_reader *rd;
 	struct scj_memo memo;
+	struct arena a;
 };
 
 /* Re-decide one stored decision and add it to the tallies; `k` reads its
@@ -448,8 +454,7 @@ static void replay_one(struct rp *p, struct rp_keep *k,
 	const char *skip = NULL;
 	char *text = NULL;
 	json_t *root = NULL, *stored = NULL, *now = NULL;
-	struct arena a;
-	arena_init(&a, RP_ARENA);
+	struct arena *a = &k->a;
 	int ki = kind_index(r->kind);
 	if (zb_inflate(r->body, r->len, r->raw, &text) != GB_OK)
 		skip = "inputs not inflated";
@@ -467,7 +472,7 @@ static void replay_one(struct rp *p, struct rp_keep *k,
 	const struct ex_opts opts = {.no_sw_text = 1, .memo = &k->memo,
 				     .keep_json = 1};
 	if (skip == NULL &&
-	    ex_run_opts(root, &a, &res, err, sizeof(err), &opts) != GB_OK)
+	    ex_run_opts(root, a, &res, err, sizeof(err), &opts) != GB_OK)
 		skip = "not re-decided";
 	const struct ex_record *x =
 		skip ? NULL : pick_record(&res, r->subject);
@@ -500,9 +505,12 @@ static void replay_one(struct rp *p, struct rp_keep *k,
 	if (ki >= 0)
 		p->by_kind[ki]++;
 	count_assign(p->assign_before, r->kind, stored);
-	count_drops(p->drops_before, stored);
 	count_assign(p->assign_after, r->kind, now);
-	count_drops(p->drops_after, now);
+	/* the same record (no change): its drops counted once, for both */
+	count_drops(p->drops_before, stored == now ? p->drops_after : NULL,
+		    stored);
+	if (stored != now)
+		count_drops(p->drops_after, NULL, now);
 	const char *d0 = rec_digest(stored), *d1 = rec_digest(now);
 	int differs = d0 == NULL || d1 == NULL || strcmp(d0, d1) != 0;
 	/* Outcome and choice from the two records alike (the decision rows
@@ -549,7 +557,7 @@ out:
 	json_decref(now);
 	json_decref(stored);
 	json_decref(root);
-	arena_free(&a);
+	arena_reset(a);
 }
 
 /* Rows a thread takes at a time: consecutive decisions, which share most
@@ -891,11 +899,19 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 	}
 	p.total = total;
 	p.cfg = cli->cfg_path;
+	/* Every decision allocates and frees a few buffers of hundreds of kB
+	** (the inflated scenario, the record's text): above glibc's mmap
+	** threshold, each would be mapped, faulted in page by page and
+	** unmapped again (a twentieth of replay's time). Replay is a batch
+	** command whose memory is bounded by its batches; keep the heap. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	/* one reader per thread, kept across batches: a batch's first rows
 	** follow the previous batch's last */
 	struct rp_keep keep[RP_MAX_THREADS];
 	for (long long t = 0; t < threads; t++) {
 		keep[t].rd = exr_new();
+		arena_init(&keep[t].a, RP_ARENA);
 		if (keep[t].rd == NULL ||
 		    scj_memo_init(&keep[t].memo) != GB_OK) {
 			exr_free(keep[t].rd);
@@ -991,6 +1007,7 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		rs.bytes_reused += x.bytes_reused;
 		exr_free(keep[t].rd);
 		scj_memo_fini(&keep[t].memo);
+		arena_free(&keep[t].a);
 	}
 	char s0[32] = "", s1[32] = "";
 	tf_format(since, s0, sizeof(s0));

@@ -19,8 +19,14 @@
 ** element whose text is byte for byte the previous scenario's element at
 ** the same index. The object exr_load returns is new; the reused members
 ** and elements are the previous scenario's json_t values (referenced, not
-** copied). The result is the value json_loads(text, 0) gives: reuse is
-** decided by comparing bytes, never by a hash.
+** copied). An element of such an array that is an object with the same
+** keys in the same order as the previous element at its index, only some
+** of its members' values changed (a queue's ages when `now` moves, its
+** job counts when the task is of another share), is a new object whose
+** unchanged members are the previous json_t values and whose changed ones
+** are parsed from their text. The result
+** is the value json_loads(text, 0) gives: reuse is decided by comparing
+** bytes, never by a hash.
 **
 ** Sharing: a reused value is the same json_t in both scenarios. A caller
 ** that changes a scenario after loading it (exw_apply) changes the
@@ -50,6 +56,8 @@ struct exr_stats {
 	long long bytes_reused;   /* of which taken from the previous one */
 	long long fallbacks;      /* texts parsed whole (not an object of
 				     plain keys) */
+	long long elements_patched; /* elements made from the previous
+				       scenario's with members changed */
 };
 
 /* A new reader with no previous scenario, or NULL when out of memory. */

@@ -54,7 +54,11 @@
 ** a scenario with another object replaces them.
 ** queues: each "queues" element parsed (gm_queue), but for its ages
 ** (lastPilotAge, lastStartAge), which are read again for each scenario's
-** `now`; emptied whole when it holds SCJ_MEMO_QUEUES entries.
+** `now`; emptied whole when it holds SCJ_MEMO_QUEUES entries. An element
+** not found by its address is compared with the previous scenario's
+** element at the same index: when every member but the ages is the same
+** value (the same json_t, as the reader makes an element whose ages alone
+** moved, or json_equal), it takes that element's parse too.
 */
 #define SCJ_MEMO_QUEUES 4096
 struct scj_memo_queue {
@@ -70,6 +74,9 @@ struct scj_memo {
 	struct arena q_a;   /* the queues' strings and lists */
 	struct scj_memo_queue *qs; /* 2 * SCJ_MEMO_QUEUES slots, by address */
 	size_t nq;
+	json_t **last;     /* the previous scenario's elements by index (held
+			      by their slots; NULL: not kept) */
+	size_t nlast;
 	long long sw_hits, queue_hits; /* scenarios / elements found here */
 };
 

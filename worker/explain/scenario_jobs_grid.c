@@ -171,15 +171,27 @@ static int counts_item(const struct ju_ctx *c, json_t *v, const char *path,
 		       : rc;
 }
 
+/* A queue's "jobs": its counts per share. */
+static int parse_jobs(const struct ju_ctx *c, json_t *o, const char *path,
+		      struct gm_queue *gq)
+{
+	char g[JU_PATH];
+	ju_path_key(g, sizeof(g), path, "jobs");
+	void *counts = NULL;
+	int rc = ju_parse_items(c, json_object_get(o, "jobs"), g, 1,
+				SCJ_MAX_GSHARES, sizeof(struct gm_counts),
+				counts_item, &counts, &gq->ncounts);
+	gq->counts = counts;
+	return rc;
+}
+
 static int queue_item(const struct ju_ctx *c, json_t *o, const char *path,
 		      const char *key, void *elem)
 {
 	struct gm_queue *gq = elem;
 	(void)key;
-	char f[JU_PATH], g[JU_PATH];
+	char f[JU_PATH];
 	ju_path_key(f, sizeof(f), path, "storage");
-	ju_path_key(g, sizeof(g), path, "jobs");
-	void *counts = NULL;
 	int rc = ju_parse_record(c, o, path, queue_flds, queue_extra, &gq->q);
 	json_t *st = rc == GB_OK ? json_object_get(o, "storage") : NULL;
 	if (rc == GB_OK)
@@ -195,10 +207,7 @@ static int queue_item(const struct ju_ctx *c, json_t *o, const char *path,
 	if (rc == GB_OK)
 		rc = ju_parse_record(c, st, f, storage_flds, NULL, &gq->q);
 	if (rc == GB_OK)
-		rc = ju_parse_items(c, json_object_get(o, "jobs"), g, 1,
-				    SCJ_MAX_GSHARES, sizeof(struct gm_counts),
-				    counts_item, &counts, &gq->ncounts);
-	gq->counts = counts;
+		rc = parse_jobs(c, o, path, gq);
 	return rc;
 }
 
@@ -315,6 +324,7 @@ static void memo_queues_clear(struct scj_memo *m)
 		m->qs[i].node = NULL;
 	}
 	m->nq = 0;
+	m->nlast = 0;
 	arena_free(&m->q_a);
 	arena_init(&m->q_a, SCJ_MEMO_CAP);
 }
@@ -325,7 +335,8 @@ int scj_memo_init(struct scj_memo *m)
 	arena_init(&m->sw_a, SCJ_MEMO_CAP);
 	arena_init(&m->q_a, SCJ_MEMO_CAP);
 	m->qs = calloc(SCJ_MEMO_SLOTS, sizeof(*m->qs));
-	return m->qs ? GB_OK : GB_ENOMEM;
+	m->last = calloc(SCJ_MEMO_QUEUES, sizeof(*m->last));
+	return m->qs && m->last ? GB_OK : GB_ENOMEM;
 }
 
 void scj_memo_fini(struct scj_memo *m)
@@ -335,6 +346,7 @@ void scj_memo_fini(struct scj_memo *m)
 	arena_free(&m->sw_a);
 	arena_free(&m->q_a);
 	free(m->qs);
+	free(m->last);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -350,35 +362,96 @@ static struct scj_memo_queue *memo_slot(struct scj_memo *m, const json_t *o)
 	}
 }
 
-/* queue_item through the memo: a queue element seen before is copied
-** and only its ages are read again (they count back from this scenario's
-** `now`); a new one is parsed into the memo. */
+/* 1 when `key` is one of a queue's ages (JU_K_AGE rows of queue_flds). */
+static int is_age(const char *key)
+{
+	for (const struct ju_fld *d = queue_flds; d->key; d++)
+		if (d->kind == JU_K_AGE && strcmp(d->key, key) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 when queue element `o` is `prev` but for its ages and job counts:
+** the same members, each the same value (the same json_t, or json_equal)
+** unless an age or "jobs"; *jobs_moved says whether "jobs" differs. */
+static int same_but_counts(const json_t *prev, json_t *o, int *jobs_moved)
+{
+	*jobs_moved = 0;
+	if (!json_is_object(prev) || !json_is_object(o) ||
+	    json_object_size(prev) != json_object_size(o))
+		return 0;
+	const char *k;
+	json_t *v;
+	json_object_foreach(o, k, v) {
+		json_t *pv = json_object_get(prev, k);
+		if (pv == NULL)
+			return 0;
+		if (pv == v || is_age(k) || json_equal(pv, v))
+			continue;
+		if (strcmp(k, "jobs") != 0)
+			return 0;
+		*jobs_moved = 1;
+	}
+	return 1;
+}
+
+/* A copied queue's ages read again (they count back from this
+** scenario's `now`). */
+static int reread_ages(const struct ju_ctx *c, json_t *o, const char *path,
+		       struct gm_queue *gq)
+{
+	int rc = GB_OK;
+	for (const struct ju_fld *d = queue_flds; rc == GB_OK && d->key; d++)
+		if (d->kind == JU_K_AGE)
+			rc = ju_fld_parse(c, o, path, d, &gq->q);
+	return rc;
+}
+
+/* queue_item through the memo, for element `idx` of "queues": an element
+** seen before is copied and only its ages are read again; the previous
+** scenario's element at `idx` but for its ages and job counts is copied
+** and those read again (the counts into the memo); a new one is parsed
+** into the memo. */
 static int queue_item_memo(const struct ju_ctx *c, json_t *o, const char *path,
-			   struct gm_queue *gq, struct scj_memo *m)
+			   struct gm_queue *gq, struct scj_memo *m, size_t idx)
 {
 	if (m->qs == NULL)
 		return queue_item(c, o, path, NULL, gq);
+	json_t *prev = idx < m->nlast ? m->last[idx] : NULL;
+	if (idx < SCJ_MEMO_QUEUES)
+		m->last[idx] = NULL;
 	struct scj_memo_queue *e = memo_slot(m, o);
 	if (e->node == o) {
 		m->queue_hits++;
 		*gq = e->q;
-		int rc = GB_OK;
-		for (const struct ju_fld *d = queue_flds; rc == GB_OK && d->key;
-		     d++)
-			if (d->kind == JU_K_AGE)
-				rc = ju_fld_parse(c, o, path, d, &gq->q);
-		return rc;
+		if (idx < SCJ_MEMO_QUEUES)
+			m->last[idx] = o;
+		return reread_ages(c, o, path, gq);
 	}
 	if (m->nq >= SCJ_MEMO_QUEUES) /* full: this one is not kept */
 		return queue_item(c, o, path, NULL, gq);
 	struct ju_ctx mc = *c;
 	mc.a = &m->q_a;
-	int rc = queue_item(&mc, o, path, NULL, gq);
+	struct scj_memo_queue *pe = prev ? memo_slot(m, prev) : NULL;
+	int jobs_moved = 0, rc;
+	if (pe && pe->node == prev && same_but_counts(prev, o, &jobs_moved)) {
+		/* the rest of the parse is pe's: its strings live in the
+		** memo's arena, as the counts read here */
+		m->queue_hits++;
+		*gq = pe->q;
+		rc = reread_ages(c, o, path, gq);
+		if (rc == GB_OK && jobs_moved)
+			rc = parse_jobs(&mc, o, path, gq);
+	} else {
+		rc = queue_item(&mc, o, path, NULL, gq);
+	}
 	if (rc != GB_OK)
 		return rc;
 	e->node = json_incref(o);
 	e->q = *gq;
 	m->nq++;
+	if (idx < SCJ_MEMO_QUEUES)
+		m->last[idx] = o;
 	return GB_OK;
 }
 
@@ -409,8 +482,12 @@ static int parse_queues_memo(const struct ju_ctx *c, json_t *v,
 	for (size_t i = 0; i < cnt && rc == GB_OK; i++) {
 		char p[JU_PATH];
 		ju_path_idx(p, sizeof(p), "queues", i);
-		rc = queue_item_memo(c, json_array_get(v, i), p, &arr[i], m);
+		rc = queue_item_memo(c, json_array_get(v, i), p, &arr[i], m,
+				     i);
 	}
+	m->nlast = rc == GB_OK ? (cnt < SCJ_MEMO_QUEUES ? cnt
+							: SCJ_MEMO_QUEUES)
+			       : 0;
 	*out = arr;
 	*n = cnt;
 	return rc;

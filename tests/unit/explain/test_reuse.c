@@ -45,7 +45,8 @@ static char *queues_text(const char *seed, const int *jobs, size_t n)
 	return t;
 }
 
-/* Load `t` with `r` and with json_loadb; both values equal. */
+/* Load `t` with `r` and with json_loadb; both values equal, their
+** members in the same order. */
 static json_t *load_checked(struct exr_reader *r, const char *t)
 {
 	char err[256];
@@ -55,6 +56,11 @@ static json_t *load_checked(struct exr_reader *r, const char *t)
 		fail_msg("exr_load: %s", err);
 	assert_non_null(b);
 	assert_true(json_equal(a, b));
+	char *da = json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *db = json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY);
+	assert_string_equal(da, db);
+	free(da);
+	free(db);
 	json_decref(b);
 	return a;
 }
@@ -119,6 +125,127 @@ static void test_queues_elements(void **state)
 		json_decref(a);
 		json_decref(b);
 		json_decref(c2);
+		exr_free(r);
+		free(t0);
+		free(t1);
+	}
+}
+
+/* A scenario of 20 queue entries, entry 5 being `e5`; the others padded
+** so that "queues" is a large array. */
+static char *entries_text(const char *e5)
+{
+	size_t cap = 20 * 400 + strlen(e5) + 128, o = 0;
+	char *t = malloc(cap);
+	assert_non_null(t);
+	o += (size_t)snprintf(t + o, cap - o, "{\"now\":\"n\",\"queues\":[");
+	for (int k = 0; k < 20; k++) {
+		if (k == 5)
+			o += (size_t)snprintf(t + o, cap - o, "%s", e5);
+		else
+			o += (size_t)snprintf(t + o, cap - o,
+					      "{\"name\":\"Q%d\",\"age\":%d,"
+					      "\"pad\":\"%0300d\"}",
+					      k, k, 0);
+		o += (size_t)snprintf(t + o, cap - o, k < 19 ? "," : "]");
+	}
+	snprintf(t + o, cap - o, ",\"seed\":1}");
+	return t;
+}
+
+/* An entry that is the previous one with the same keys in the same order
+** and some members' values changed is made from it (its other members
+** shared); any other change is parsed. Either way the value is
+** json_loadb's, order included. */
+static void test_patched_elements(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *before, *after;
+		int patched; /* 1: made from the previous entry */
+	} cases[] = {
+		/* ages when `now` moves */
+		{"{\"name\":\"Q5\",\"age\":100,\"pad\":\"p\"}",
+		 "{\"name\":\"Q5\",\"age\":99999,\"pad\":\"p\"}", 1},
+		{"{\"a\":1,\"b\":2,\"pad\":\"p\"}",
+		 "{\"a\":10,\"b\":-2.5,\"pad\":\"p\"}", 1},
+		{"{\"a\":123,\"pad\":\"p\"}", "{\"a\":1,\"pad\":\"p\"}", 1},
+		{"{\"a\":1,\"pad\":\"p\"}", "{\"a\":1e300,\"pad\":\"p\"}", 1},
+		{"{\"pad\":\"p\",\"z\":7}", "{\"pad\":\"p\",\"z\":-7}", 1},
+		{"{ \"a\" : 1 , \"pad\":\"p\"}", "{ \"a\" : 22 , \"pad\":\"p\"}",
+		 1},
+		/* job counts of another share; any value of a member */
+		{"{\"jobs\":{\"x\":1},\"pad\":\"p\"}",
+		 "{\"jobs\":{\"y\":{\"r\":2}},\"pad\":\"p\"}", 1},
+		{"{\"l\":[1,2],\"pad\":\"p\"}", "{\"l\":[1,3],\"pad\":\"p\"}", 1},
+		{"{\"name\":\"Q5\",\"pad\":\"p\"}",
+		 "{\"name\":\"Q6\",\"pad\":\"p\"}", 1},
+		{"{\"a\":1,\"pad\":\"p\"}", "{\"a\":\"1\",\"pad\":\"p\"}", 1},
+		{"{\"a\":1,\"pad\":\"p\"}", "{\"a\":true,\"pad\":\"p\"}", 1},
+		{"{\"a\":null,\"pad\":\"p\"}", "{\"a\":1,\"pad\":\"p\"}", 1},
+		/* other keys, or keys in another order: parsed */
+		{"{\"age\":1,\"pad\":\"p\"}", "{\"agf\":1,\"pad\":\"p\"}", 0},
+		{"{\"a\":1,\"pad\":\"p\"}", "{\"a\":1,\"b\":2,\"pad\":\"p\"}", 0},
+		{"{\"a\":1,\"b\":2,\"pad\":\"p\"}", "{\"a\":1,\"pad\":\"p\"}", 0},
+		{"{\"a\":1,\"b\":2,\"pad\":\"p\"}",
+		 "{\"b\":2,\"a\":3,\"pad\":\"p\"}", 0},
+		/* a key twice: the value kept is the last one's */
+		{"{\"a\":1,\"a\":2,\"pad\":\"p\"}",
+		 "{\"a\":3,\"a\":2,\"pad\":\"p\"}", 0},
+		{"{\"a\":1,\"b\":2,\"pad\":\"p\"}",
+		 "{\"a\":1,\"a\":3,\"pad\":\"p\"}", 0},
+		{"{\"a\\\"b\":1,\"pad\":\"p\"}",
+		 "{\"a\\\"b\":2,\"pad\":\"p\"}", 0},
+		{"[1,2]", "[1,3]", 0},
+		{"{\"a\":1,\"pad\":\"p\"}", "{\"a\":1,\"pad\":\"p\"} ", 0},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char *t0 = entries_text(cases[c].before);
+		char *t1 = entries_text(cases[c].after);
+		struct exr_reader *r = exr_new();
+		json_t *a = load_checked(r, t0);
+		json_t *b = load_checked(r, t1);
+		struct exr_stats st;
+		exr_get_stats(r, &st);
+		if (st.elements_patched != cases[c].patched)
+			fail_msg("case %zu: %lld patched, %d expected", c,
+				 st.elements_patched, cases[c].patched);
+		json_t *e0 = json_array_get(json_object_get(a, "queues"), 5);
+		json_t *e1 = json_array_get(json_object_get(b, "queues"), 5);
+		if (cases[c].patched) {
+			/* the unchanged members are the previous values */
+			assert_ptr_not_equal(e0, e1);
+			assert_ptr_equal(json_object_get(e0, "pad"),
+					 json_object_get(e1, "pad"));
+		}
+		/* the previous scenario's value is untouched */
+		json_t *again = json_loads(t0, 0, NULL);
+		assert_true(json_equal(a, again));
+		json_decref(again);
+		json_decref(a);
+		json_decref(b);
+		exr_free(r);
+		free(t0);
+		free(t1);
+	}
+	/* a changed number json_loadb refuses: the text is refused */
+	static const char *const bad[] = {
+		"{\"a\":1-2,\"pad\":\"p\"}",
+		"{\"a\":99999999999999999999999,\"pad\":\"p\"}",
+		"{\"a\":01,\"pad\":\"p\"}",
+	};
+	for (size_t c = 0; c < sizeof(bad) / sizeof(bad[0]); c++) {
+		char *t0 = entries_text("{\"a\":1,\"pad\":\"p\"}");
+		char *t1 = entries_text(bad[c]);
+		struct exr_reader *r = exr_new();
+		json_t *a = load_checked(r, t0);
+		char err[256] = "";
+		assert_null(json_loads(t1, 0, NULL));
+		json_t *b = exr_load(r, t1, strlen(t1), err, sizeof(err));
+		if (b != NULL)
+			fail_msg("bad %zu taken", c);
+		assert_true(err[0] != '\0');
+		json_decref(a);
 		exr_free(r);
 		free(t0);
 		free(t1);
@@ -231,6 +358,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queues_elements),
+		cmocka_unit_test(test_patched_elements),
 		cmocka_unit_test(test_fallbacks),
 		cmocka_unit_test(test_after_failure),
 		cmocka_unit_test(test_examples),

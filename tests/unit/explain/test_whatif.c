@@ -699,6 +699,17 @@ static void test_record_checks(void **state)
 	assert_int_equal(exw_record_digest(b->text, dig), GB_OK);
 	snprintf(near, sizeof(near), "{\"digest\":\"%sx\"}", dig);
 	assert_int_equal(exw_record_digest(near, dig), GB_ENOTFOUND);
+	/* the last of two is the record block's; the key at the very start
+	** is found too */
+	char two[256], want[65];
+	assert_int_equal(exw_record_digest(b->text, want), GB_OK);
+	snprintf(two, sizeof(two), "\"digest\":\"%064d\",\"digest\":\"%s\"", 7,
+		 want);
+	assert_int_equal(exw_record_digest(two, dig), GB_OK);
+	assert_string_equal(dig, want);
+	snprintf(two, sizeof(two), "\"digest\":\"%064d\"", 7);
+	assert_int_equal(exw_record_digest(two, dig), GB_OK);
+	assert_int_equal(strspn(dig, "0"), 63);
 
 	/* exw_diff_records from the records alone, as a replay has them */
 	struct exw_decision x;
