@@ -87,6 +87,36 @@ replay --since "$t1" --until "$t1e" --kind task "${S1[@]}" --json >"$T/r0.json" 
 [ "$(jget "$T/r0.json" skipped)" = 0 ] || fail "replay skipped decisions: $(cat "$T/r0.json")"
 log "replay, no change: $N decisions, 0 differences"
 
+# 2b. the digest kept beside each decision's inputs is its record's (the
+# workers wrote it); a replay with no change reads a record only when the
+# new one is not the one that digest names: a wrong or missing digest
+# makes it read the record, and the report is the same
+bad=$(sql "SELECT COUNT(*) FROM decision_inputs i JOIN decisions d ON d.id = i.decision_id AND i.src = 'd'
+	WHERE i.decided_at BETWEEN $t1 AND $t1e AND d.kind = 'task' AND d.subject BETWEEN $P1 AND $((P1 + N - 1))
+	AND (i.digest IS NULL OR i.digest <> JSON_VALUE(d.detail, '$.record.digest'))")
+[ "$bad" = 0 ] || fail "$bad decisions of phase 1 have no digest, or another one, beside their inputs"
+ids=$(sql "SELECT d.id FROM decision_inputs i JOIN decisions d ON d.id = i.decision_id AND i.src = 'd'
+	WHERE i.decided_at BETWEEN $t1 AND $t1e AND d.kind = 'task' AND d.subject BETWEEN $P1 AND $((P1 + N - 1))
+	ORDER BY d.id LIMIT 2" | tr '\n' ' ')
+read -r id_wrong id_none <<<"$ids"
+[ -n "$id_none" ] || fail "fewer than two decisions of phase 1: '$ids'"
+sql "UPDATE decision_inputs SET digest = REPEAT('0', 64) WHERE src = 'd' AND decision_id = $id_wrong;
+	UPDATE decision_inputs SET digest = NULL WHERE src = 'd' AND decision_id = $id_none" || fail "spoil two digests"
+replay --since "$t1" --until "$t1e" --kind task "${S1[@]}" --json >"$T/r0b.json" || fail "replay: $(cat "$T/replay.err")"
+sql "UPDATE decision_inputs i JOIN decisions d ON d.id = i.decision_id SET i.digest = JSON_VALUE(d.detail, '$.record.digest')
+	WHERE i.src = 'd' AND i.decision_id IN ($id_wrong, $id_none)" || fail "restore two digests"
+python3 - "$T/r0.json" "$T/r0b.json" <<'EOF' || fail "with two digests spoilt, the replay reports otherwise (above)"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+for r in (a, b):
+    for k in ("seconds", "perSecond", "inputBytesReused"):
+        r.pop(k, None)
+if a != b:
+    print({k: (a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)})
+    sys.exit(1)
+EOF
+log "a wrong and a missing digest beside the inputs: the records are read, the same report"
+
 # 3. the prediction
 replay --since "$t1" --until "$t1e" --kind task "${S1[@]}" --set "DISK_THRESHOLD=$THRESH" --all-tables --json >"$T/r1.json" ||
 	fail "replay --set: $(cat "$T/replay.err")"

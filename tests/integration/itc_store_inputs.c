@@ -96,7 +96,7 @@ static void test_scan_pages_every_row_once(void **state)
 			arena_init(&a, 64u << 20);
 			size_t got = 0;
 			assert_int_equal(st_in_scan(db, &cur, T0 + 2, "task",
-						    max, &a, rows, &got),
+						    max, 1, &a, rows, &got),
 					 GB_OK);
 			calls++;
 			for (size_t i = 0; i < got; i++) {
@@ -150,16 +150,63 @@ static void test_scan_window_bounds(void **state)
 	struct st_in_cursor cur = {T0 + 1, 0, 0};
 	size_t got = 0;
 	assert_int_equal(st_in_scan(db, &cur, T0 + 2, NULL, ST_IN_SCAN_MAX,
-				    &a, rows, &got),
+				    1, &a, rows, &got),
 			 GB_OK);
 	assert_int_equal(got, NNEXT);
 	assert_int_equal(rows[0].decision_id, g_base + NSAME + 1);
 	struct st_in_cursor c2 = {T0, 0, 0};
 	assert_int_equal(st_in_scan(db, &c2, T0 + 1, NULL, ST_IN_SCAN_MAX,
-				    &a, rows, &got),
+				    1, &a, rows, &got),
 			 GB_OK);
 	assert_int_equal(got, ST_IN_SCAN_MAX);
 	assert_int_equal(rows[got - 1].decided_at, T0);
+	arena_free(&a);
+}
+
+/* A scan without records: the same rows, each with its stored digest
+** (NULL when none was stored) and no record; st_in_get reads the record
+** of one. */
+static void test_scan_digests(void **state)
+{
+	(void)state;
+	static struct st_in_row rows[ST_IN_SCAN_MAX];
+	static const char dg[] = "0123456789abcdef0123456789abcdef"
+				 "0123456789abcdef0123456789abcdef";
+	raw_q(NULL, 0,
+	      "UPDATE decision_inputs SET digest = ? WHERE src = 'd' AND "
+	      "decision_id = ?",
+	      "sl", dg, g_base + NSAME + 2);
+	struct arena a;
+	arena_init(&a, 64u << 20);
+	for (int with = 0; with < 2; with++) {
+		struct st_in_cursor cur = {T0 + 1, 0, 0};
+		size_t got = 0;
+		assert_int_equal(st_in_scan(db, &cur, T0 + 2, "task", 10, with,
+					    &a, rows, &got),
+				 GB_OK);
+		assert_int_equal(got, 10);
+		for (size_t i = 0; i < got; i++) {
+			assert_int_equal(rows[i].decision_id,
+					 g_base + NSAME + 1 + (long long)i);
+			if (with)
+				assert_string_equal(rows[i].detail, "{}");
+			else
+				assert_null(rows[i].detail);
+			if (i == 1)
+				assert_string_equal(rows[i].digest, dg);
+			else
+				assert_null(rows[i].digest);
+			assert_int_equal(rows[i].len, 1);
+		}
+	}
+	struct st_in_row one;
+	int found = 0;
+	assert_int_equal(st_in_get(db, ST_IN_DECISIONS, g_base + NSAME + 2, &a,
+				   &one, &found),
+			 GB_OK);
+	assert_int_equal(found, 1);
+	assert_string_equal(one.detail, "{}");
+	assert_string_equal(one.digest, dg);
 	arena_free(&a);
 }
 
@@ -170,6 +217,7 @@ int main(void)
 					  test_teardown),
 		cmocka_unit_test_teardown(test_scan_window_bounds,
 					  test_teardown),
+		cmocka_unit_test_teardown(test_scan_digests, test_teardown),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

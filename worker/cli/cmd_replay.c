@@ -15,7 +15,12 @@
 ** Offline: nothing is published and nothing is written. The window is
 ** read in batches of ST_IN_SCAN_MAX rows, each one autocommit statement,
 ** so no transaction or read view is held across the run and the workers
-** never wait for it; run it with the read-only account's config
+** never wait for it. With no --set a batch brings each decision's inputs
+** and the digest stored beside them, not its record (tens of kB, most of
+** the database's time): a record is read, once the batch is re-decided,
+** only for a decision whose new record is not the one that digest names
+** (replay_pending); with --set, where most may differ, the records come
+** with the batch; run it with the read-only account's config
 ** (run/gridbroker-readonly.conf), and the session is also set READ ONLY.
 ** Each decision is re-decided by explain's ex_run, the same decision path
 ** the workers and `explain` use, so a rule is fixed in one place.
@@ -45,6 +50,7 @@
 #include "explain/reuse.h"
 #include "explain/whatif.h"
 #include "gb_error.h"
+#include "report/decrec.h"
 #include "store/store_inputs.h"
 
 /* Most --set options one replay takes. */
@@ -84,6 +90,9 @@ struct rp {
 	json_t *skips;                        /* reason -> count */
 	struct rp_change top[RP_TOP];
 	size_t ntop;
+	/* input bytes read (and reused) again by replay_pending: the rows
+	** re-read for their record count once in the totals */
+	long long bytes_again, reused_again;
 	const char *cfg; /* the config replay runs with, for the why lines */
 };
 
@@ -445,10 +454,13 @@ struct rp_keep {
 };
 
 /* Re-decide one stored decision and add it to the tallies; `k` reads its
-** inputs and grid, reusing what the thread's previous decision had. */
-static void replay_one(struct rp *p, struct rp_keep *k,
-		       const struct st_in_row *r, long long seq,
-		       const struct exw_set *sets, size_t nsets)
+** inputs and grid, reusing what the thread's previous decision had.
+** Returns 0; or 1, counting nothing, when the row came without its record
+** (a scan without records) and the new record is not the one its stored
+** digest names: the caller reads the record and calls again. */
+static int replay_one(struct rp *p, struct rp_keep *k,
+		      const struct st_in_row *r, long long seq,
+		      const struct exw_set *sets, size_t nsets)
 {
 	char err[512] = "";
 	const char *skip = NULL;
@@ -482,12 +494,23 @@ static void replay_one(struct rp *p, struct rp_keep *k,
 	if (skip == NULL && x != NULL && now == NULL)
 		skip = "record not JSON";
 	/* The stored record is parsed only when it is not the new one: the
-	** same digest (read from both texts) is the same record. */
+	** same digest (the new text's, and the stored text's or the digest
+	** stored beside the inputs) is the same record. */
 	char dg0[65], dg1[65];
-	int same = skip == NULL && x != NULL &&
-		   exw_record_digest(x->text, dg1) == GB_OK &&
-		   exw_record_digest(r->detail, dg0) == GB_OK &&
-		   strcmp(dg0, dg1) == 0;
+	int have1 = skip == NULL && x != NULL &&
+		    dr_text_digest(x->text, dg1) == GB_OK;
+	int same = have1 && (r->detail ? dr_text_digest(r->detail, dg0) ==
+							 GB_OK &&
+						 strcmp(dg0, dg1) == 0
+				       : r->digest != NULL &&
+						 strcmp(r->digest, dg1) == 0);
+	if (skip == NULL && !same && r->detail == NULL) {
+		ex_result_release(&res);
+		json_decref(now);
+		json_decref(root);
+		arena_reset(a);
+		return 1;
+	}
 	if (same)
 		stored = json_incref(now);
 	else if (skip == NULL &&
@@ -558,6 +581,7 @@ out:
 	json_decref(stored);
 	json_decref(root);
 	arena_reset(a);
+	return 0;
 }
 
 /* Rows a thread takes at a time: consecutive decisions, which share most
@@ -574,6 +598,8 @@ struct rp_batch {
 	size_t nsubj;
 	const struct exw_set *sets;
 	size_t nsets;
+	size_t *pend;   /* rows whose stored record is needed (n slots) */
+	size_t npend;   /* (atomic) */
 };
 
 /* One thread: its tallies over the rows it took, and what it keeps. */
@@ -594,10 +620,13 @@ static void *rp_share_run(void *arg)
 		if (i0 >= b->n)
 			break;
 		for (size_t i = i0; i < i0 + RP_CHUNK && i < b->n; i++)
-			if (wanted(&b->rows[i], b->subj, b->nsubj))
-				replay_one(&s->p, s->keep, &b->rows[i],
-					   b->seq0 + (long long)i, b->sets,
-					   b->nsets);
+			if (wanted(&b->rows[i], b->subj, b->nsubj) &&
+			    replay_one(&s->p, s->keep, &b->rows[i],
+				       b->seq0 + (long long)i, b->sets,
+				       b->nsets) == 1)
+				b->pend[__atomic_fetch_add(&b->npend, 1,
+							   __ATOMIC_RELAXED)] =
+					i;
 	}
 	return NULL;
 }
@@ -649,6 +678,7 @@ struct rp_read {
 	struct st_in_cursor *cur; /* shared: one read at a time */
 	long long until;
 	const char *kind;
+	int records;              /* read each row's stored record too */
 	size_t want;              /* rows asked for; 0: none (the limit) */
 	struct arena a;           /* the rows' strings and bodies */
 	struct st_in_row rows[ST_IN_SCAN_MAX];
@@ -674,8 +704,57 @@ static void *rp_read_run(void *arg)
 	struct rp_read *x = arg;
 	if (x->want > 0)
 		x->rc = st_in_scan(x->db, x->cur, x->until, x->kind, x->want,
-				   &x->a, x->rows, &x->n);
+				   x->records, &x->a, x->rows, &x->n);
 	return NULL;
+}
+
+/* What one row read again with its record may hold (its inputs and its
+** record: a pilot's can be megabytes). */
+#define RP_ROW_ARENA (256u << 20)
+
+/* The rows of batch `b` that replay_one gave back for their stored
+** record: each read again with it and re-decided, on this thread once
+** the batch is done and the connection is free. With no change these are
+** the decisions that came out differently (and any stored before the
+** digest was kept beside the inputs), so few. Returns 0 or the store's
+** error. */
+static int replay_pending(struct rp *p, const struct rp_batch *b,
+			  struct st_db *db, struct rp_keep *k)
+{
+	int rc = GB_OK;
+	for (size_t i = 0; rc == GB_OK && i < b->npend; i++) {
+		const struct st_in_row *r = &b->rows[b->pend[i]];
+		struct arena a;
+		arena_init(&a, RP_ROW_ARENA);
+		struct st_in_row full;
+		int found = 0;
+		rc = st_in_get(db, r->src, r->decision_id, &a, &full, &found);
+		const char *skip = NULL;
+		if (rc == GB_OK && !found)
+			skip = "deleted while replayed"; /* the retention */
+		else if (rc == GB_OK && full.detail == NULL)
+			skip = "stored record not JSON";
+		else if (rc == GB_OK) {
+			struct exr_stats s0, s1;
+			exr_get_stats(k->rd, &s0);
+			if (replay_one(p, k, &full,
+				       b->seq0 + (long long)b->pend[i], b->sets,
+				       b->nsets) != 0)
+				skip = "stored record not read"; /* not reached */
+			exr_get_stats(k->rd, &s1);
+			p->bytes_again += s1.bytes - s0.bytes;
+			p->reused_again += s1.bytes_reused - s0.bytes_reused;
+		}
+		if (skip != NULL) {
+			char sk[96];
+			snprintf(sk, sizeof(sk), "%s: %s", s_or(r->kind, "?"),
+				 skip);
+			p->skipped++;
+			bump(p->skips, sk, 1);
+		}
+		arena_free(&a);
+	}
+	return rc;
 }
 
 /* TIME: RFC 3339, unix seconds, or an age before now: 30m, 6h, 2d. */
@@ -939,7 +1018,8 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		rc = GB_ENOMEM;
 	for (int i = 0; i < 2 && rc == GB_OK; i++)
 		*bat[i] = (struct rp_read){.db = db, .cur = &cur,
-					   .until = until, .kind = kind};
+					   .until = until, .kind = kind,
+					   .records = nsetw > 0};
 	if (rc == GB_OK) {
 		read_want(bat[0], limit, 0);
 		rp_read_run(bat[0]);
@@ -955,16 +1035,21 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 			ahead = pthread_create(&next->th, NULL, rp_read_run,
 					       next) == 0;
 		}
+		struct rp_batch b = {now->rows, n, 0, seen,
+				     (const char *const *)subj, nsubj,
+				     sets, nsetw, NULL, 0};
 		if (rc == GB_OK && n > 0) {
-			struct rp_batch b = {now->rows, n, 0, seen,
-					     (const char *const *)subj, nsubj,
-					     sets, nsetw};
-			rc = replay_batch(&p, &b, keep, (size_t)threads);
+			b.pend = malloc(n * sizeof(*b.pend));
+			rc = b.pend ? replay_batch(&p, &b, keep, (size_t)threads)
+				    : GB_ENOMEM;
 		}
 		if (ahead)
 			pthread_join(next->th, NULL);
 		else if (pending)
 			rp_read_run(next); /* no thread: read it now */
+		if (rc == GB_OK && b.npend > 0)
+			rc = replay_pending(&p, &b, db, &keep[0]);
+		free(b.pend);
 		seen += (long long)n;
 		arena_free(&now->a);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1009,6 +1094,8 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		scj_memo_fini(&keep[t].memo);
 		arena_free(&keep[t].a);
 	}
+	rs.bytes -= p.bytes_again;
+	rs.bytes_reused -= p.reused_again;
 	char s0[32] = "", s1[32] = "";
 	tf_format(since, s0, sizeof(s0));
 	if (until == RP_NO_END)

@@ -165,12 +165,6 @@ struct exw_diff {
 	unsigned changed;               /* every decision's bits OR-ed */
 };
 
-/*
-** The digest of a record text (its "record" block's "digest", 64 hex)
-** into out[65], found without parsing the record. Returns 0, or
-** GB_ENOTFOUND with out "" (no digest: NULL text, or not a record).
-*/
-int exw_record_digest(const char *text, char out[65]);
 
 /*
 ** The cheap check a replay loop makes per decision: which of EXW_OUTCOME,

@@ -15,36 +15,10 @@
 #include <string.h>
 
 #include "base/jsonutil.h"
+#include "report/decrec.h"
 #include "gb_error.h"
 
 /* ---- diff --------------------------------------------------------------- */
-
-int exw_record_digest(const char *text, char out[65])
-{
-	static const char key[] = "\"digest\":\"";
-	const size_t kl = sizeof(key) - 1;
-	out[0] = '\0';
-	if (text == NULL)
-		return GB_ENOTFOUND;
-	/* the record block comes last: the last such key is its digest,
-	** found from the end (a record is tens of kB, its block 200 bytes) */
-	size_t len = strlen(text);
-	const char *hit = NULL;
-	for (size_t i = len >= kl ? len - kl + 1 : 0; i-- > 0;)
-		if (text[i] == '"' && memcmp(text + i, key, kl) == 0) {
-			hit = text + i;
-			break;
-		}
-	if (hit == NULL)
-		return GB_ENOTFOUND;
-	hit += kl;
-	size_t n = strspn(hit, "0123456789abcdef");
-	if (n != 64 || hit[64] != '"')
-		return GB_ENOTFOUND;
-	memcpy(out, hit, 64);
-	out[64] = '\0';
-	return GB_OK;
-}
 
 static int str_differ(const char *x, const char *y)
 {
@@ -67,8 +41,8 @@ unsigned exw_record_changed(const struct ex_record *b,
 	if (str_differ(b ? b->chosen : NULL, a ? a->chosen : NULL))
 		ch |= EXW_CHOSEN;
 	char db[65], da[65];
-	exw_record_digest(b ? b->text : NULL, db);
-	exw_record_digest(a ? a->text : NULL, da);
+	dr_text_digest(b ? b->text : NULL, db);
+	dr_text_digest(a ? a->text : NULL, da);
 	if (strcmp(db, da) != 0)
 		ch |= EXW_DIGEST;
 	return ch;
@@ -267,7 +241,7 @@ int exw_diff_records(enum ex_kind kind, const struct ex_record *b,
 	for (int s = 0; s < 2 && rc == GB_OK; s++) {
 		out->outcome[s] = keep(ar, outcome_of(r[s]), &bad);
 		out->chosen[s] = keep(ar, r[s] ? r[s]->chosen : NULL, &bad);
-		exw_record_digest(r[s] ? r[s]->text : NULL, out->digest[s]);
+		dr_text_digest(r[s] ? r[s]->text : NULL, out->digest[s]);
 		if (r[s] == NULL)
 			continue;
 		d[s] = json_loads(r[s]->text ? r[s]->text : "", 0, NULL);

@@ -14,6 +14,7 @@
 #include "base/zbuf.h"
 #include "gb_error.h"
 #include "pipeline/pipeline_internal.h"
+#include "report/decrec.h"
 #include "store/store_inputs.h"
 
 /* zlib level of stored inputs, paid inside every decision's transaction:
@@ -47,7 +48,7 @@ int wk_dumping_pilot(const struct wk_worker *w, size_t njobs)
 }
 
 int wk_dump_store(struct wk_worker *w, const char *kind, long long decision_id,
-		  long long now, json_t *scenario)
+		  long long now, const char *record, json_t *scenario)
 {
 	if (!w->cfg->decision_inputs || w->db == NULL)
 		return GB_OK;
@@ -66,10 +67,12 @@ int wk_dump_store(struct wk_worker *w, const char *kind, long long decision_id,
 			 decision_id, kind, gb_strerror(zrc));
 		return GB_OK;
 	}
+	char digest[65];
+	dr_text_digest(record, digest); /* "" when it has none */
 	int rc = st_in_write(w->db,
 			     strcmp(kind, "pilot") == 0 ? ST_IN_PILOTS
 							 : ST_IN_DECISIONS,
-			     decision_id, kind, now, z, zlen, raw);
+			     decision_id, kind, now, digest, z, zlen, raw);
 	free(z);
 	return rc;
 }

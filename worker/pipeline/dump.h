@@ -48,12 +48,14 @@ int wk_dumping_pilot(const struct wk_worker *w, size_t njobs);
 ** Store `scenario` as decision `decision_id`'s inputs, decided at `now`
 ** (the transaction's clock), when [worker] decision_inputs is 1: compact
 ** JSON, keys sorted, doubles to 17 digits, zlib-compressed, one
-** decision_inputs row. Returns 0 (also when off, or when the scenario
+** decision_inputs row with the digest of `record` (the record text the
+** decision stored; NULL: none), so that replay need not read the record
+** to compare it. Returns 0 (also when off, or when the scenario
 ** cannot be serialised or compressed: logged, the decision goes on) or
 ** the store's error.
 */
 int wk_dump_store(struct wk_worker *w, const char *kind, long long decision_id,
-		  long long now, json_t *scenario);
+		  long long now, const char *record, json_t *scenario);
 
 /* wk_txn_dump (pipeline_internal.h) keeps a scenario with the
 ** transaction; the runner writes it after the commit. */

@@ -114,14 +114,16 @@ int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 /*
 ** Inside the body: the inputs of decision `decision_id`, as `scenario`
 ** (consumed; NULL is logged as inputs that could not be written, e.g. out
-** of memory): stored in this transaction ([worker] decision_inputs,
-** dump.h) and kept to be written as <kind>-<decision_id>.json after the
-** commit ([worker] decision_inputs_dir). Nothing when the worker does
+** of memory), with `record`, the record text the decision stored (its
+** digest is stored beside the inputs; NULL: none): stored in this
+** transaction ([worker] decision_inputs, dump.h) and kept to be written
+** as <kind>-<decision_id>.json after the commit ([worker]
+** decision_inputs_dir). Nothing when the worker does
 ** neither. Returns 0 or the store's error (the attempt fails with it); a
 ** scenario that cannot be compressed is logged, not an error.
 */
 int wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
-		json_t *scenario);
+		const char *record, json_t *scenario);
 
 /* Free the kept dumps from index `from` on (a rolled-back savepoint, a
 ** new attempt, after they are written). */

@@ -213,13 +213,12 @@ static int decide_analysis(struct wk_txn *t, const struct gm_request *r,
 			    request_id, body, len, t->now, m.retry_at,
 			    record ? record : "{}", set, throttled,
 			    &decision_id);
+	if (rc == GB_OK && wk_dumping(w))
+		rc = wk_txn_dump(t, "analysis", decision_id, record,
+				 scw_analysis(t->now, seed, set, grid, r, &st,
+					      tclass));
 	free(record);
 	if (rc != GB_OK)
-		return rc;
-	if (wk_dumping(w) &&
-	    (rc = wk_txn_dump(t, "analysis", decision_id,
-			      scw_analysis(t->now, seed, set, grid, r, &st,
-					   tclass))) != GB_OK)
 		return rc;
 	size_t nj = m.req.njobs;
 	if (throttled) {
@@ -290,12 +289,11 @@ static int decide_jobs(struct wk_txn *t, const struct gm_request *r,
 	rc = st_jobs_decide(w->db, &m.req, m.queues, &m.dec, &m.plan,
 			    request_id, body, len, t->now, m.retry_at,
 			    record ? record : "{}", &set, 0, &decision_id);
+	if (rc == GB_OK && wk_dumping(w))
+		rc = wk_txn_dump(t, "jobs", decision_id, record,
+				 scw_jobs(t->now, seed, &set, &grid, r));
 	free(record);
 	if (rc != GB_OK)
-		return rc;
-	if (wk_dumping(w) &&
-	    (rc = wk_txn_dump(t, "jobs", decision_id,
-			      scw_jobs(t->now, seed, &set, &grid, r))) != GB_OK)
 		return rc;
 	rc = jobs_event(t, &m.req, m.queues, &m.dec, &m.plan, decision_id,
 			request_id, m.retry_at);

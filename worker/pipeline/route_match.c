@@ -838,9 +838,11 @@ static int batch_body(struct wk_txn *x, void *arg)
 			struct wk_match_req *r = &t->req[i];
 			if (r->state == WK_MR_DONE)
 				continue;
-			r->decision_id = recs[j++].m.decision_id;
+			const struct st_tq_match_rec *rec = &recs[j++];
+			r->decision_id = rec->m.decision_id;
 			if (r->dump && strcmp(r->code, "claim_conflict") != 0)
 				rc = wk_txn_dump(x, "pilot", r->decision_id,
+						 rec->detail_json,
 						 json_incref(r->dump));
 			if (rc != GB_OK)
 				break;

@@ -121,16 +121,15 @@ static int apply_verdict(struct wk_txn *t, const struct sp_job *j,
 					record ? record : "{}", set, t->now,
 					&decision_id, &new_status, &attempt,
 					&no_request);
+	/* TO-13 is not dumped: which jobs move is the store's pick. */
+	if (rc == GB_OK && !fast && wk_dumping(w))
+		rc = wk_txn_dump(t, "timeout", decision_id, record,
+				 scw_timeout(t->now, set, &j->j, j->task_id,
+					     j->gshare, j->queue,
+					     j->has_queue_row ? &j->q : NULL,
+					     NULL));
 	free(record);
 	if (rc != GB_OK)
-		return rc;
-	/* TO-13 is not dumped: which jobs move is the store's pick. */
-	if (!fast && wk_dumping(w) &&
-	    (rc = wk_txn_dump(t, "timeout", decision_id,
-			      scw_timeout(t->now, set, &j->j, j->task_id,
-					  j->gshare, j->queue,
-					  j->has_queue_row ? &j->q : NULL,
-					  NULL))) != GB_OK)
 		return rc;
 	msgpack_sbuffer sb;
 	if (!fast) {

@@ -50,13 +50,11 @@ static int decide_task(struct wk_txn *t, const struct tb_task *task,
 	long long decision_id = 0;
 	rc = st_task_decide(w->db, task, &d.dec, nucleus, t->now, d.retry_at,
 			    request_id, record ? record : "{}", &decision_id);
+	if (rc == GB_OK && wk_dumping(w))
+		rc = wk_txn_dump(t, "task", decision_id, record,
+				 scw_task(t->now, seed, &set, nuclei, n, task));
 	free(record);
 	if (rc != GB_OK)
-		return rc;
-	if (wk_dumping(w) &&
-	    (rc = wk_txn_dump(t, "task", decision_id,
-			      scw_task(t->now, seed, &set, nuclei, n,
-				       task))) != GB_OK)
 		return rc;
 
 	const char *event = d.dec.outcome == DEC_ASSIGNED ? "task.assigned"

@@ -428,7 +428,7 @@ static int wk_txn_grow(struct arena *a, void **arr, size_t n, size_t *cap,
 }
 
 int wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
-		json_t *scenario)
+		const char *record, json_t *scenario)
 {
 	if (!wk_dumping(t->w)) {
 		json_decref(scenario);
@@ -441,7 +441,8 @@ int wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
 	}
 	/* Stored first, in this transaction: a database error fails the
 	** attempt like any other statement of it (and it is retried). */
-	int rc = wk_dump_store(t->w, kind, decision_id, t->now, scenario);
+	int rc = wk_dump_store(t->w, kind, decision_id, t->now, record,
+			       scenario);
 	if (rc != GB_OK || t->w->cfg->decision_inputs_dir[0] == '\0') {
 		json_decref(scenario);
 		return rc;

@@ -48,6 +48,33 @@ int dr_digest(const json_t *detail, char out[65])
 	return GB_OK;
 }
 
+int dr_text_digest(const char *text, char out[65])
+{
+	static const char key[] = "\"digest\":\"";
+	const size_t kl = sizeof(key) - 1;
+	out[0] = '\0';
+	if (text == NULL)
+		return GB_ENOTFOUND;
+	/* the record block comes last: the last such key is its digest,
+	** found from the end (a record is tens of kB, its block 200 bytes) */
+	size_t len = strlen(text);
+	const char *hit = NULL;
+	for (size_t i = len >= kl ? len - kl + 1 : 0; i-- > 0;)
+		if (text[i] == '"' && memcmp(text + i, key, kl) == 0) {
+			hit = text + i;
+			break;
+		}
+	if (hit == NULL)
+		return GB_ENOTFOUND;
+	hit += kl;
+	size_t n = strspn(hit, "0123456789abcdef");
+	if (n != 64 || hit[64] != '"')
+		return GB_ENOTFOUND;
+	memcpy(out, hit, 64);
+	out[64] = '\0';
+	return GB_OK;
+}
+
 /* A string member, "" when absent or not a string. */
 static const char *sget(const json_t *o, const char *k)
 {

@@ -74,6 +74,14 @@ char *dr_finish_keep(json_t *detail, json_t *extra, size_t cap,
 		     json_t **kept);
 
 /*
+** The digest of a stored record text (its "record" block's "digest", 64
+** hex) into out[65], found without parsing the record: the last
+** "digest" key of the text, the record block being its last member.
+** Returns 0, or GB_ENOTFOUND with out "" (NULL text, or not a record).
+*/
+int dr_text_digest(const char *text, char out[65]);
+
+/*
 ** SHA-256 of `detail` serialised as described above, as 64 lowercase hex
 ** digits into out[65]. Returns 0, GB_EINVAL or GB_ENOMEM.
 */

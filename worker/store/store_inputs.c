@@ -14,6 +14,7 @@ enum {
 	SI_GET_D,
 	SI_GET_P,
 	SI_SCAN,
+	SI_SCAN_DIGESTS,
 	SI_COUNT,
 	SI_READ_ONLY,
 	SI_NSLOTS
@@ -24,26 +25,31 @@ _Static_assert(ST_SID_INPUTS_BASE + SI_NSLOTS <= ST_SID_INPUTS_LAST + 1,
 
 static const char SQL_WRITE[] =
 	"INSERT INTO decision_inputs (src, decision_id, kind, decided_at, "
-	"raw_bytes, body) VALUES (?, ?, ?, ?, ?, ?)";
+	"raw_bytes, body, digest) VALUES (?, ?, ?, ?, ?, ?, ?)";
 
 /* The columns every read returns, in st_in_row's order: src, id, kind,
-** decided_at, raw_bytes, body, then the decision row's subject, outcome,
-** chosen and detail. */
-#define SI_COLS_D                                                            \
+** decided_at, raw_bytes, body, digest, then the decision row's subject,
+** outcome, chosen and record: REC, the record's column, or NULL for a
+** scan that leaves the records unread (they are tens of kB each, stored
+** off the row: reading them was most of the database's time in a
+** replay). */
+#define SI_COLS_D(REC)                                                       \
 	"i.src, i.decision_id, i.kind, i.decided_at, i.raw_bytes, i.body, "  \
-	"d.subject, d.outcome, d.chosen, d.detail FROM decision_inputs i "   \
-	"JOIN decisions d ON d.id = i.decision_id "
-#define SI_COLS_P                                                            \
+	"i.digest, d.subject, d.outcome, d.chosen, " REC                     \
+	" FROM decision_inputs i JOIN decisions d ON d.id = i.decision_id "
+#define SI_COLS_P(REC)                                                       \
 	"i.src, i.decision_id, i.kind, i.decided_at, i.raw_bytes, i.body, "  \
-	"p.pilot_id, p.outcome, CAST(p.job_id AS CHAR), "                    \
-	"COALESCE(p.detail, JSON_OBJECT('code', p.code, 'reason', p.reason)) " \
-	"FROM decision_inputs i JOIN pilot_matches p ON p.id = i.decision_id "
-#define SI_SPEC "slsllbssss"
+	"i.digest, p.pilot_id, p.outcome, CAST(p.job_id AS CHAR), " REC      \
+	" FROM decision_inputs i JOIN pilot_matches p ON p.id = i.decision_id "
+#define SI_REC_D "d.detail"
+#define SI_REC_P                                                             \
+	"COALESCE(p.detail, JSON_OBJECT('code', p.code, 'reason', p.reason))"
+#define SI_SPEC "slsllbsssss"
 
 static const char SQL_GET_D[] =
-	"SELECT " SI_COLS_D "WHERE i.src = 'd' AND i.decision_id = ?";
+	"SELECT " SI_COLS_D(SI_REC_D) "WHERE i.src = 'd' AND i.decision_id = ?";
 static const char SQL_GET_P[] =
-	"SELECT " SI_COLS_P "WHERE i.src = 'p' AND i.decision_id = ?";
+	"SELECT " SI_COLS_P(SI_REC_P) "WHERE i.src = 'p' AND i.decision_id = ?";
 
 /* Keyset pagination on (decided_at, src, decision_id); decided_at >= ?
 ** first so idx_decision_inputs_decided bounds each branch's range. The
@@ -52,19 +58,21 @@ static const char SQL_GET_P[] =
 	"i.decided_at >= ? AND i.decided_at < ? AND "                        \
 	"(i.decided_at, i.src, i.decision_id) > (?, ?, ?) AND "              \
 	"(? IS NULL OR i.kind = ?) "
-static const char SQL_SCAN[] =
-	"(SELECT " SI_COLS_D "WHERE i.src = 'd' AND " SI_WINDOW
-	"ORDER BY i.decided_at, i.src, i.decision_id LIMIT ?) "
-	"UNION ALL (SELECT " SI_COLS_P "WHERE i.src = 'p' AND " SI_WINDOW
-	"ORDER BY i.decided_at, i.src, i.decision_id LIMIT ?) "
-	"ORDER BY 4, 1, 2 LIMIT ?";
+#define SI_SCAN_SQL(REC_D, REC_P)                                            \
+	"(SELECT " SI_COLS_D(REC_D) "WHERE i.src = 'd' AND " SI_WINDOW       \
+	"ORDER BY i.decided_at, i.src, i.decision_id LIMIT ?) "               \
+	"UNION ALL (SELECT " SI_COLS_P(REC_P) "WHERE i.src = 'p' AND "       \
+	SI_WINDOW "ORDER BY i.decided_at, i.src, i.decision_id LIMIT ?) "     \
+	"ORDER BY 4, 1, 2 LIMIT ?"
+static const char SQL_SCAN[] = SI_SCAN_SQL(SI_REC_D, SI_REC_P);
+static const char SQL_SCAN_DIGESTS[] = SI_SCAN_SQL("NULL", "NULL");
 static const char SQL_COUNT[] =
 	"SELECT COUNT(*) FROM decision_inputs i WHERE i.decided_at >= ? AND "
 	"i.decided_at < ? AND (? IS NULL OR i.kind = ?)";
 
 int st_in_write(struct st_db *db, enum st_in_src src, long long decision_id,
-		const char *kind, long long decided_at, const void *body,
-		size_t len, size_t raw)
+		const char *kind, long long decided_at, const char *digest,
+		const void *body, size_t len, size_t raw)
 {
 	if (db == NULL || kind == NULL || body == NULL ||
 	    (src != ST_IN_DECISIONS && src != ST_IN_PILOTS))
@@ -79,6 +87,10 @@ int st_in_write(struct st_db *db, enum st_in_src src, long long decision_id,
 	st_arg_ll(&a, decided_at);
 	st_arg_ll(&a, (long long)raw);
 	st_arg_blob(&a, body, len);
+	if (digest && digest[0])
+		st_arg_str(&a, digest);
+	else
+		st_arg_null(&a);
 	return st_exec(db, SI_SID(SI_WRITE), SQL_WRITE, &a, &st);
 }
 
@@ -87,7 +99,7 @@ static int read_row(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 		    struct arena *a, struct st_in_row *r)
 {
 	memset(r, 0, sizeof(*r));
-	char *src = NULL, *v[5] = {NULL};
+	char *src = NULL, *v[6] = {NULL};
 	int rc = st_col_str(db, s, c, 0, a, &src);
 	r->src = src && src[0] == 'p' ? ST_IN_PILOTS : ST_IN_DECISIONS;
 	r->decision_id = st_col_ll(c, 1);
@@ -100,13 +112,14 @@ static int read_row(struct st_db *db, MYSQL_STMT *s, struct st_cols *c,
 	if (rc == GB_OK)
 		rc = st_col_blob(db, s, c, 5, a, &body, &r->len);
 	r->body = body;
-	for (unsigned i = 0; rc == GB_OK && i < 4; i++)
+	for (unsigned i = 0; rc == GB_OK && i < 5; i++)
 		rc = st_col_str(db, s, c, 6 + i, a, &v[1 + i]);
 	r->kind = v[0];
-	r->subject = v[1];
-	r->outcome = v[2];
-	r->chosen = v[3];
-	r->detail = v[4];
+	r->digest = v[1];
+	r->subject = v[2];
+	r->outcome = v[3];
+	r->chosen = v[4];
+	r->detail = v[5];
 	return rc;
 }
 
@@ -151,7 +164,7 @@ static void window_args(struct st_args *a, const struct st_in_cursor *cur,
 }
 
 int st_in_scan(struct st_db *db, struct st_in_cursor *cur, long long until,
-	       const char *kind, size_t max, struct arena *a,
+	       const char *kind, size_t max, int with_records, struct arena *a,
 	       struct st_in_row *rows, size_t *n)
 {
 	if (db == NULL || cur == NULL || a == NULL || rows == NULL ||
@@ -167,7 +180,10 @@ int st_in_scan(struct st_db *db, struct st_in_cursor *cur, long long until,
 	struct st_cols c;
 	MYSQL_STMT *s;
 	st_cols_init(&c, SI_SPEC);
-	int rc = st_query(db, SI_SID(SI_SCAN), SQL_SCAN, &args, &c, &s);
+	int rc = with_records ? st_query(db, SI_SID(SI_SCAN), SQL_SCAN, &args,
+					 &c, &s)
+			      : st_query(db, SI_SID(SI_SCAN_DIGESTS),
+					 SQL_SCAN_DIGESTS, &args, &c, &s);
 	if (rc != GB_OK)
 		return rc;
 	size_t k = 0;

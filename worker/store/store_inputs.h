@@ -31,15 +31,17 @@ enum st_in_src {
 
 /*
 ** Store decision `decision_id`'s inputs: `kind` (task, jobs, analysis,
-** pilot, timeout), its decided_at, and body[0..len), the scenario JSON of
-** `raw` bytes compressed. Inside the caller's transaction. Returns 0,
+** pilot, timeout), its decided_at, the digest of the record the decision
+** stored (64 hex, report/decrec.h; NULL or "": none), and body[0..len),
+** the scenario JSON of `raw` bytes compressed. Inside the caller's
+** transaction. Returns 0,
 ** GB_EINVAL (NULL arguments) or a database error; a second row for the
 ** same decision is a duplicate-key error (the id is new in the same
 ** transaction, so that is a bug).
 */
 int st_in_write(struct st_db *db, enum st_in_src src, long long decision_id,
-		const char *kind, long long decided_at, const void *body,
-		size_t len, size_t raw);
+		const char *kind, long long decided_at, const char *digest,
+		const void *body, size_t len, size_t raw);
 
 /* One stored decision with its inputs, as st_in_get and st_in_scan read
 ** it. Strings and body live in the caller's arena. */
@@ -51,11 +53,14 @@ struct st_in_row {
 	size_t raw;            /* scenario JSON bytes */
 	const void *body;      /* compressed; len bytes */
 	size_t len;
+	const char *digest;    /* the stored record's digest (64 hex), NULL
+				  when not known (migration 0013) */
 	/* From the decision's own row (decisions or pilot_matches): */
 	const char *subject;   /* task id, request's subject, pilot id */
 	const char *outcome;
 	const char *chosen;    /* NULL when nothing was chosen */
-	const char *detail;    /* the stored record JSON (decrec.h) */
+	const char *detail;    /* the stored record JSON (decrec.h); NULL
+				  from a scan without records */
 };
 
 /*
@@ -79,14 +84,16 @@ struct st_in_cursor {
 ** Up to `max` (1..ST_IN_SCAN_MAX) stored decisions with their inputs,
 ** decided in [cursor, until) (unix s), of kind `kind` (NULL: every kind),
 ** in (decided_at, src, decision_id) order, from after `cur`; `cur`
-** advances to the last row returned. One autocommit statement per call:
+** advances to the last row returned. with_records 0 leaves each row's
+** record (detail) unread and NULL: a caller that needs only the digest
+** reads the few records it does need with st_in_get. One autocommit statement per call:
 ** no transaction is held between batches, so a long replay never holds
 ** locks or an old read view the workers would pay for. *n == 0: the
 ** window is done. Returns 0, GB_EINVAL, GB_ETOOBIG (arena full) or a
 ** database error.
 */
 int st_in_scan(struct st_db *db, struct st_in_cursor *cur, long long until,
-	       const char *kind, size_t max, struct arena *a,
+	       const char *kind, size_t max, int with_records, struct arena *a,
 	       struct st_in_row *rows, size_t *n);
 
 /* How many stored decisions with inputs [since, until) of `kind` (NULL:

@@ -21,6 +21,7 @@
 #include "explain/scenario.h"
 #include "explain/whatif.h"
 #include "gb_error.h"
+#include "report/decrec.h"
 
 #define ARENA_CAP (1024u << 20)
 
@@ -679,7 +680,7 @@ static void test_record_checks(void **state)
 	wi_run(&w, "task-assign.json", raise, 1);
 	const struct ex_record *b = &w.b.records[0], *a = &w.a.records[0];
 	char dig[65];
-	assert_int_equal(exw_record_digest(b->text, dig), GB_OK);
+	assert_int_equal(dr_text_digest(b->text, dig), GB_OK);
 	json_t *d = json_loads(b->text, 0, NULL);
 	assert_string_equal(dig,
 			    json_string_value(json_object_get(
@@ -690,25 +691,25 @@ static void test_record_checks(void **state)
 	assert_int_equal(exw_record_changed(b, NULL),
 			 EXW_OUTCOME | EXW_CHOSEN | EXW_DIGEST);
 	assert_int_equal(exw_record_changed(NULL, NULL), 0);
-	assert_int_equal(exw_record_digest("{\"digest\":\"12\"}", dig),
+	assert_int_equal(dr_text_digest("{\"digest\":\"12\"}", dig),
 			 GB_ENOTFOUND);
 	assert_string_equal(dig, "");
-	assert_int_equal(exw_record_digest(NULL, dig), GB_ENOTFOUND);
+	assert_int_equal(dr_text_digest(NULL, dig), GB_ENOTFOUND);
 	/* 64 hex digits and not the string's end */
 	char near[128];
-	assert_int_equal(exw_record_digest(b->text, dig), GB_OK);
+	assert_int_equal(dr_text_digest(b->text, dig), GB_OK);
 	snprintf(near, sizeof(near), "{\"digest\":\"%sx\"}", dig);
-	assert_int_equal(exw_record_digest(near, dig), GB_ENOTFOUND);
+	assert_int_equal(dr_text_digest(near, dig), GB_ENOTFOUND);
 	/* the last of two is the record block's; the key at the very start
 	** is found too */
 	char two[256], want[65];
-	assert_int_equal(exw_record_digest(b->text, want), GB_OK);
+	assert_int_equal(dr_text_digest(b->text, want), GB_OK);
 	snprintf(two, sizeof(two), "\"digest\":\"%064d\",\"digest\":\"%s\"", 7,
 		 want);
-	assert_int_equal(exw_record_digest(two, dig), GB_OK);
+	assert_int_equal(dr_text_digest(two, dig), GB_OK);
 	assert_string_equal(dig, want);
 	snprintf(two, sizeof(two), "\"digest\":\"%064d\"", 7);
-	assert_int_equal(exw_record_digest(two, dig), GB_OK);
+	assert_int_equal(dr_text_digest(two, dig), GB_OK);
 	assert_int_equal(strspn(dig, "0"), 63);
 
 	/* exw_diff_records from the records alone, as a replay has them */
