@@ -78,6 +78,22 @@ static const unsigned char jw_special[256] = {
 static int put_str(struct jw_buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	/* Most strings (every key, names, rule codes) need no escape: copied
+	** as they are scanned, in one pass and one reservation. */
+	if (b->cap - b->n <= len + 2 && grow(b, len + 2) != 0)
+		return JW_OOM;
+	char *o = b->p + b->n + 1;
+	size_t k = 0;
+	while (k < len && !jw_special[(unsigned char)s[k]]) {
+		o[k] = s[k];
+		k++;
+	}
+	if (k == len) {
+		o[-1] = '"';
+		o[len] = '"';
+		b->n += len + 2;
+		return 0;
+	}
 	int rc = put1(b, '"');
 	size_t i = 0;
 	while (rc == 0 && i < len) {

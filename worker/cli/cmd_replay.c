@@ -982,9 +982,13 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 	** (the inflated scenario, the record's text): above glibc's mmap
 	** threshold, each would be mapped, faulted in page by page and
 	** unmapped again (a twentieth of replay's time). Replay is a batch
-	** command whose memory is bounded by its batches; keep the heap. */
+	** command whose memory is bounded by its batches; keep the heap.
+	** And no fastbins: freeing such a buffer first consolidates every
+	** small chunk in the fastbins, and a decision frees tens of
+	** thousands of them (jansson's values); without them, 5 % faster. */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_MXFAST, 0);
 	/* one reader per thread, kept across batches: a batch's first rows
 	** follow the previous batch's last */
 	struct rp_keep keep[RP_MAX_THREADS];

@@ -59,6 +59,9 @@
 ** element at the same index: when every member but the ages is the same
 ** value (the same json_t, as the reader makes an element whose ages alone
 ** moved, or json_equal), it takes that element's parse too.
+** links: the parsed "links" of one "links" array (they change when `now`
+** does: their rates are recent averages); each scenario gets a copy of
+** the array, the strings shared.
 */
 #define SCJ_MEMO_QUEUES 4096
 struct scj_memo_queue {
@@ -77,6 +80,11 @@ struct scj_memo {
 	json_t **last;     /* the previous scenario's elements by index (held
 			      by their slots; NULL: not kept) */
 	size_t nlast;
+	json_t *links;      /* the "links" array parsed (a reference), or NULL */
+	struct arena links_a; /* its links and their strings */
+	const struct gm_link *link;
+	size_t nlink;
+	long long links_hits; /* scenarios whose links were found here */
 	long long sw_hits, queue_hits; /* scenarios / elements found here */
 };
 

@@ -329,11 +329,22 @@ static void memo_queues_clear(struct scj_memo *m)
 	arena_init(&m->q_a, SCJ_MEMO_CAP);
 }
 
+static void memo_links_clear(struct scj_memo *m)
+{
+	json_decref(m->links);
+	m->links = NULL;
+	m->link = NULL;
+	m->nlink = 0;
+	arena_free(&m->links_a);
+	arena_init(&m->links_a, SCJ_MEMO_CAP);
+}
+
 int scj_memo_init(struct scj_memo *m)
 {
 	memset(m, 0, sizeof(*m));
 	arena_init(&m->sw_a, SCJ_MEMO_CAP);
 	arena_init(&m->q_a, SCJ_MEMO_CAP);
+	arena_init(&m->links_a, SCJ_MEMO_CAP);
 	m->qs = calloc(SCJ_MEMO_SLOTS, sizeof(*m->qs));
 	m->last = calloc(SCJ_MEMO_QUEUES, sizeof(*m->last));
 	return m->qs && m->last ? GB_OK : GB_ENOMEM;
@@ -343,8 +354,10 @@ void scj_memo_fini(struct scj_memo *m)
 {
 	memo_sw_clear(m);
 	memo_queues_clear(m);
+	memo_links_clear(m);
 	arena_free(&m->sw_a);
 	arena_free(&m->q_a);
+	arena_free(&m->links_a);
 	free(m->qs);
 	free(m->last);
 	memset(m, 0, sizeof(*m));
@@ -452,6 +465,50 @@ static int queue_item_memo(const struct ju_ctx *c, json_t *o, const char *path,
 	m->nq++;
 	if (idx < SCJ_MEMO_QUEUES)
 		m->last[idx] = o;
+	return GB_OK;
+}
+
+/* "links": site -> nucleus, each pair once. */
+static int parse_links(const struct ju_ctx *c, json_t *v, void **out,
+		       size_t *n)
+{
+	int rc = ju_parse_items(c, v, "links", 0, SCJ_MAX_LINKS,
+				sizeof(struct gm_link), link_item, out, n);
+	return rc == GB_OK ? link_dups(c, *out, *n) : rc;
+}
+
+/* parse_links through the memo: the same checks and the same result, the
+** array parsed only when `v` is not the memo's; a copy of it in c->a. */
+static int parse_links_memo(const struct ju_ctx *c, json_t *v,
+			    struct scj_memo *m, void **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (v == NULL || v != m->links) {
+		memo_links_clear(m);
+		struct ju_ctx mc = *c;
+		mc.a = &m->links_a;
+		void *l = NULL;
+		size_t nl = 0;
+		int rc = parse_links(&mc, v, &l, &nl);
+		if (rc != GB_OK) {
+			memo_links_clear(m);
+			return rc;
+		}
+		m->link = l;
+		m->nlink = nl;
+		m->links = json_incref(v);
+	} else {
+		m->links_hits++;
+	}
+	if (m->nlink == 0)
+		return GB_OK;
+	struct gm_link *copy = ju_alloc_n(c, m->nlink, sizeof(*copy));
+	if (copy == NULL)
+		return ju_fail(c, GB_ENOMEM, "links", "out of memory");
+	memcpy(copy, m->link, m->nlink * sizeof(*copy));
+	*out = copy;
+	*n = m->nlink;
 	return GB_OK;
 }
 
@@ -645,12 +702,11 @@ int scj_parse_grid_opts(json_t *root, struct arena *a, long long now,
 				  o == NULL || !o->no_sw_text,
 				  o ? o->memo : NULL);
 	if (rc == GB_OK)
-		rc = ju_parse_items(&c, json_object_get(root, "links"), "links",
-				    0, SCJ_MAX_LINKS, sizeof(struct gm_link),
-				    link_item, &links, &out->nlinks);
+		rc = memo ? parse_links_memo(&c, json_object_get(root, "links"),
+					     memo, &links, &out->nlinks)
+			  : parse_links(&c, json_object_get(root, "links"),
+					&links, &out->nlinks);
 	out->links = links;
-	if (rc == GB_OK)
-		rc = link_dups(&c, out->links, out->nlinks);
 	if (rc == GB_OK)
 		rc = ju_parse_items(&c, json_object_get(root, "fileReplicas"),
 				    "fileReplicas", 1, SCJ_MAX_REPLICA_FILES,

@@ -161,8 +161,9 @@ static void test_same_records(void **state)
 /* Every element of root's "queues" replaced by a copy (other json_t
 ** values for it) whose ages moved by a minute, whose "description" is an
 ** equal string of its own and whose job counts of each share grew by 7
-** running; the first queue's maxrss grows by one too. Returns how many
-** queues changed more than their ages and counts (0 or 1). */
+** running; the first queue's maxrss grows by one too; "links" replaced
+** by a copy with the first link's mbps1d up. Returns how many queues
+** changed more than their ages and counts (0 or 1). */
 static size_t move_ages(json_t *root)
 {
 	json_t *qs = json_object_get(root, "queues");
@@ -210,6 +211,15 @@ static size_t move_ages(json_t *root)
 		json_array_append_new(nqs, c);
 	}
 	json_object_set_new(root, "queues", nqs);
+	/* the links of another now: a new array, the first link's rate up */
+	json_t *links = json_deep_copy(json_object_get(root, "links"));
+	json_t *l0 = json_array_get(links, 0);
+	json_t *rate = json_object_get(l0, "mbps1d");
+	if (json_is_number(rate))
+		json_object_set_new(l0, "mbps1d",
+				    json_real(json_number_value(rate) + 1.5));
+	if (links)
+		json_object_set_new(root, "links", links);
 	return changed;
 }
 
@@ -231,6 +241,7 @@ static void test_kept_records(void **state)
 		const struct ex_opts keep = {.no_sw_text = 1, .memo = &memo,
 					     .keep_json = 1};
 		long long hits0 = memo.sw_hits, qhits[3] = {0};
+		long long lhits0 = memo.links_hits;
 		size_t changed = 0; /* queues of the third run parsed again */
 		for (int run = 0; run < 3; run++) {
 			/* the second run a day later: the same queue values,
@@ -276,6 +287,10 @@ static void test_kept_records(void **state)
 		** (as the previous run's queue at its index) */
 		if (cases[i].nsw > 0)
 			assert_true(memo.sw_hits > hits0);
+		/* the second run found the links (the same array), the
+		** third parsed its new array */
+		if (json_array_size(json_object_get(root, "links")) > 0)
+			assert_int_equal(memo.links_hits - lhits0, 1);
 		if (grid_of(&x) != NULL) {
 			size_t nq = grid_of(&x)->nqueues;
 			assert_int_equal(qhits[2] - qhits[1], (long long)nq);
