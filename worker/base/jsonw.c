@@ -29,10 +29,20 @@ struct jw_buf {
 	size_t n, cap; /* cap > n always leaves room for the NUL */
 	size_t flags;
 	int prec;
+	jw_sink sink; /* jw_dump_sink: where full buffers go */
+	void *arg;
 };
 
 static int grow(struct jw_buf *b, size_t more)
 {
+	/* a sink takes what is written so far, and the buffer is reused */
+	if (b->sink && b->n > 0) {
+		if (b->sink(b->p, b->n, b->arg) != 0)
+			return JW_OOM;
+		b->n = 0;
+		if (b->cap > more)
+			return 0;
+	}
 	size_t c = b->cap ? b->cap : 4096;
 	while (c - b->n <= more) {
 		if (c > SIZE_MAX / 2)
@@ -301,6 +311,35 @@ static int put_value(struct jw_buf *b, const json_t *v, int depth)
 	return JW_JANSSON;
 }
 
+int jw_dump_sink(const json_t *v, size_t flags, jw_sink sink, void *arg)
+{
+	if (v == NULL || sink == NULL)
+		return -1;
+	const struct lconv *lc = localeconv();
+	if ((flags & ~(size_t)JW_FLAGS) != 0 || !(flags & JSON_COMPACT) ||
+	    lc == NULL || strcmp(lc->decimal_point, ".") != 0)
+		return json_dump_callback(v, sink, arg, flags);
+	if (!(flags & JSON_ENCODE_ANY) && !json_is_object(v) &&
+	    !json_is_array(v))
+		return -1;
+	int prec = (int)((flags >> 11) & 0x1F);
+	struct jw_buf b = {.flags = flags, .prec = prec ? prec : 17,
+			   .sink = sink, .arg = arg};
+	b.p = malloc(JW_SINK_BUF);
+	if (b.p == NULL)
+		return -1;
+	b.cap = JW_SINK_BUF;
+	int rc = put_value(&b, v, 0);
+	if (rc == 0 && b.n > 0)
+		rc = sink(b.p, b.n, arg) == 0 ? 0 : JW_OOM;
+	free(b.p);
+	if (rc == JW_JANSSON) /* what was written goes, jansson writes all */
+		return sink(NULL, 0, arg) == 0
+			       ? json_dump_callback(v, sink, arg, flags)
+			       : -1;
+	return rc == 0 ? 0 : -1;
+}
+
 /* json_dumps itself, with its length. */
 static char *by_jansson(const json_t *v, size_t flags, size_t *len)
 {
@@ -335,5 +374,13 @@ char *jw_dumps(const json_t *v, size_t flags, size_t *len)
 	b.p[b.n] = '\0';
 	if (len)
 		*len = b.n;
+	/* The buffer grew by doubling: a large text gives its slack back,
+	** as jansson's copy of the text does, so that a caller holding it
+	** (and the allocator after) sees what the text needs. */
+	if (b.n >= 65536 && b.cap - b.n > b.n / 4) {
+		char *q = realloc(b.p, b.n + 1);
+		if (q)
+			b.p = q;
+	}
 	return b.p;
 }

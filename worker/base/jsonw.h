@@ -40,4 +40,22 @@
 */
 char *jw_dumps(const json_t *v, size_t flags, size_t *len);
 
+/* Where jw_dump_sink hands the text, a piece at a time: 0 to go on, else
+** the dump stops and fails. buf NULL (n 0): forget every piece so far,
+** the text is handed again from its start (jansson writes a value this
+** writer leaves to it). Also jansson's json_dump_callback_t. */
+typedef int (*jw_sink)(const char *buf, size_t n, void *arg);
+
+/* The buffer jw_dump_sink fills before each hand-over. */
+#define JW_SINK_BUF 16384
+
+/*
+** The text of jw_dumps(v, flags), handed to `sink` in pieces of at most
+** JW_SINK_BUF bytes (more for a string longer than that): for a reader of
+** the text that needs none of it whole (a hash), so that nothing as large
+** as the text is allocated. Returns 0, or -1 where json_dump_callback
+** fails or when `sink` does.
+*/
+int jw_dump_sink(const json_t *v, size_t flags, jw_sink sink, void *arg);
+
 #endif

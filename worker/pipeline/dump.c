@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/jsonw.h"
 #include "base/log.h"
 #include "base/zbuf.h"
 #include "gb_error.h"
@@ -52,13 +51,10 @@ int wk_dump_store(struct wk_worker *w, const char *kind, long long decision_id,
 {
 	if (!w->cfg->decision_inputs || w->db == NULL)
 		return GB_OK;
-	size_t raw = 0;
-	char *text = jw_dumps(scenario,
-			      JSON_COMPACT | JSON_SORT_KEYS |
-				      JSON_REAL_PRECISION(17),
-			      &raw);
+	char *text = json_dumps(scenario, JSON_COMPACT | JSON_SORT_KEYS |
+						  JSON_REAL_PRECISION(17));
 	unsigned char *z = NULL;
-	size_t zlen = 0;
+	size_t zlen = 0, raw = text ? strlen(text) : 0;
 	int zrc = text ? zb_deflate(text, raw, WK_INPUTS_ZLEVEL, &z, &zlen)
 		       : GB_ENOMEM;
 	free(text);

@@ -26,21 +26,29 @@
 ** order; 17 digits so distinct doubles never print alike. */
 #define DR_CANON_FLAGS (JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17))
 
+/* The hash of the canonical text, fed as jw_dump_sink writes it. */
+static int digest_part(const char *buf, size_t n, void *arg)
+{
+	EVP_MD_CTX *ctx = arg;
+	if (buf == NULL) /* the text starts again */
+		return EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) ? 0 : -1;
+	return EVP_DigestUpdate(ctx, buf, n) ? 0 : -1;
+}
+
 int dr_digest(const json_t *detail, char out[65])
 {
 	if (detail == NULL || out == NULL)
 		return GB_EINVAL;
 	out[0] = '\0';
-	/* The canonical text is held whole for the hash: it is as long as the
-	** record, and one pass of jw_dumps into one buffer costs a fraction
-	** of jansson's token-by-token callback. */
-	size_t len = 0;
-	char *text = jw_dumps(detail, DR_CANON_FLAGS, &len);
+	/* Hashed as it is written, 16 kB at a time: the canonical text is
+	** never held whole (it is as long as the record). */
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	int ok = text != NULL &&
-		 EVP_Digest(text, len, md, &mdlen, EVP_sha256(), NULL);
-	free(text);
+	int ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+		 jw_dump_sink(detail, DR_CANON_FLAGS, digest_part, ctx) == 0 &&
+		 EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
 	if (!ok || mdlen != 32)
 		return GB_ENOMEM;
 	for (unsigned i = 0; i < mdlen; i++)

@@ -31,9 +31,51 @@ static const size_t flag_sets[] = {
 };
 #define NFLAGS (sizeof(flag_sets) / sizeof(flag_sets[0]))
 
-/* jw_dumps(v, flags) is json_dumps(v, flags), length included. */
+/* What a sink was handed, the pieces joined; NULL (n 0) starts over. */
+struct collect {
+	char *p;
+	size_t n, cap, pieces, resets;
+	int fail_at; /* the piece to refuse (1-based); 0: none */
+};
+
+static int collect(const char *buf, size_t n, void *arg)
+{
+	struct collect *c = arg;
+	if (buf == NULL) {
+		c->n = 0;
+		c->resets++;
+		return 0;
+	}
+	if (++c->pieces == (size_t)c->fail_at)
+		return -1;
+	if (c->n + n + 1 > c->cap) {
+		c->cap = (c->n + n + 1) * 2;
+		c->p = realloc(c->p, c->cap);
+		assert_non_null(c->p);
+	}
+	memcpy(c->p + c->n, buf, n);
+	c->n += n;
+	c->p[c->n] = '\0';
+	return 0;
+}
+
+/* jw_dumps(v, flags) is json_dumps(v, flags), length included, and
+** jw_dump_sink hands over the same text. */
 static void same_as_jansson(const json_t *v, size_t flags)
 {
+	struct collect c = {0};
+	int src = jw_dump_sink(v, flags, collect, &c);
+	char *want0 = json_dumps(v, flags);
+	if (want0 == NULL) {
+		assert_int_equal(src, -1);
+	} else {
+		assert_int_equal(src, 0);
+		assert_non_null(c.p);
+		assert_int_equal(c.n, strlen(want0));
+		assert_memory_equal(c.p, want0, c.n);
+	}
+	free(want0);
+	free(c.p);
 	char *want = json_dumps(v, flags);
 	size_t len = 12345;
 	char *got = jw_dumps(v, flags, &len);
@@ -246,12 +288,50 @@ static void test_generated(void **state)
 	json_decref(big);
 }
 
+/* A text of many pieces: each at most JW_SINK_BUF but for a longer
+** string; a sink that refuses a piece fails the dump. */
+static void test_sink_pieces(void **state)
+{
+	(void)state;
+	json_t *a = json_array();
+	for (int i = 0; i < 5000; i++)
+		json_array_append_new(a, json_real(i / 7.0));
+	char *longs = malloc(40001);
+	assert_non_null(longs);
+	memset(longs, 'q', 40000);
+	longs[40000] = '\0';
+	json_array_append_new(a, json_string(longs));
+	json_array_append_new(a, json_string("tail\n"));
+	free(longs);
+	same_as_jansson(a, JSON_COMPACT | JSON_SORT_KEYS |
+				   JSON_REAL_PRECISION(17));
+	struct collect c = {0};
+	assert_int_equal(jw_dump_sink(a, JSON_COMPACT, collect, &c), 0);
+	assert_true(c.pieces >= 4);
+	assert_int_equal(c.resets, 0);
+	free(c.p);
+	struct collect f = {.fail_at = 2};
+	assert_int_equal(jw_dump_sink(a, JSON_COMPACT, collect, &f), -1);
+	free(f.p);
+	/* left to jansson: what was handed is forgotten, then all again */
+	json_array_append_new(a, json_string("caf\xc3\xa9"));
+	struct collect r = {0};
+	assert_int_equal(jw_dump_sink(a, JSON_COMPACT, collect, &r), 0);
+	assert_int_equal(r.resets, 1);
+	char *want = json_dumps(a, JSON_COMPACT);
+	assert_string_equal(r.p, want);
+	free(want);
+	free(r.p);
+	json_decref(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_left_to_jansson),
 		cmocka_unit_test(test_generated),
+		cmocka_unit_test(test_sink_pieces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
