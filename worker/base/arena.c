@@ -20,22 +20,6 @@ void arena_init(struct arena *a, size_t cap)
 	a->head = NULL;
 	a->used = 0;
 	a->cap = cap;
-	a->spare = NULL;
-}
-
-/* A kept chunk of at least `need` bytes, taken off the spare list; NULL
-** when none is large enough. */
-static struct arena_chunk *take_spare(struct arena *a, size_t need)
-{
-	for (struct arena_chunk **pp = &a->spare; *pp; pp = &(*pp)->next) {
-		struct arena_chunk *c = *pp;
-		if (c->size >= need) {
-			*pp = c->next;
-			c->off = 0;
-			return c;
-		}
-	}
-	return NULL;
 }
 
 void *arena_alloc(struct arena *a, size_t size)
@@ -48,17 +32,13 @@ void *arena_alloc(struct arena *a, size_t size)
 		size_t sz = need > ARENA_CHUNK_MIN ? need : ARENA_CHUNK_MIN;
 		if (c && c->size * 2 > sz && c->size * 2 <= 1u << 20)
 			sz = c->size * 2; /* grow geometrically up to 1 MiB */
-		struct arena_chunk *k = a->spare ? take_spare(a, need) : NULL;
-		if (k == NULL) {
-			k = malloc(sizeof(*k) + sz);
-			if (k == NULL)
-				return NULL;
-			k->size = sz;
-			k->off = 0;
-		}
-		k->next = a->head;
-		a->head = k;
-		c = k;
+		c = malloc(sizeof(*c) + sz);
+		if (c == NULL)
+			return NULL;
+		c->next = a->head;
+		c->size = sz;
+		c->off = 0;
+		a->head = c;
 	}
 	void *p = c->data + c->off;
 	c->off += need;
@@ -82,31 +62,12 @@ char *arena_strdup(struct arena *a, const char *s)
 	return s ? arena_strndup(a, s, strlen(s)) : NULL;
 }
 
-static void free_chunks(struct arena_chunk *c)
-{
-	while (c) {
-		struct arena_chunk *n = c->next;
-		free(c);
-		c = n;
-	}
-}
-
 void arena_free(struct arena *a)
-{
-	free_chunks(a->head);
-	free_chunks(a->spare);
-	a->head = NULL;
-	a->spare = NULL;
-	a->used = 0;
-}
-
-void arena_reset(struct arena *a)
 {
 	struct arena_chunk *c = a->head;
 	while (c) {
 		struct arena_chunk *n = c->next;
-		c->next = a->spare;
-		a->spare = c;
+		free(c);
 		c = n;
 	}
 	a->head = NULL;

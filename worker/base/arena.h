@@ -16,7 +16,6 @@ struct arena {
 	struct arena_chunk *head; /* newest chunk first */
 	size_t used;              /* bytes handed out, all chunks */
 	size_t cap;               /* hard limit on `used` */
-	struct arena_chunk *spare; /* kept by arena_reset for reuse */
 };
 
 /* Start an empty arena that will hand out at most `cap` bytes. */
@@ -33,14 +32,5 @@ char *arena_strdup(struct arena *a, const char *s);
 
 /* Free every chunk; the arena can be reused after arena_init. */
 void arena_free(struct arena *a);
-
-/*
-** Hand everything back but keep the chunks for the next allocations: for a
-** loop that decides one request after another with one arena (replay),
-** where freeing and allocating a scenario's worth of chunks each time cost
-** a tenth of a decision. The cap is unchanged; arena_free frees the kept
-** chunks too.
-*/
-void arena_reset(struct arena *a);
 
 #endif

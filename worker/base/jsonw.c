@@ -74,16 +74,17 @@ static inline int put1(struct jw_buf *b, char c)
 	return 0;
 }
 
-/* A string or key as jansson's dump_string writes it without
-** JSON_ESCAPE_SLASH: '"', '\\' and control characters escaped, \u00XX in
-** upper-case hex for those without a short form. A byte above 0x7F goes
-** to jansson, which checks the UTF-8 (and escapes it under
-** JSON_ENSURE_ASCII). */
 /* 1 for the bytes a string cannot hold as they are: control characters,
 ** '"', '\\', and (left to jansson) those above 0x7F. */
 static const unsigned char jw_special[256] = {
 	[0x00 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xFF] = 1,
 };
+
+/* A string or key as jansson's dump_string writes it without
+** JSON_ESCAPE_SLASH: '"', '\\' and control characters escaped, \u00XX in
+** upper-case hex for those without a short form. A byte above 0x7F goes
+** to jansson, which checks the UTF-8 (and escapes it under
+** JSON_ENSURE_ASCII). */
 
 static int put_str(struct jw_buf *b, const char *s, size_t len)
 {
@@ -311,20 +312,35 @@ static int put_value(struct jw_buf *b, const json_t *v, int depth)
 	return JW_JANSSON;
 }
 
-int jw_dump_sink(const json_t *v, size_t flags, jw_sink sink, void *arg)
+/* How a dump of `v` under `flags` starts: JW_JANSSON when jansson writes
+** it all (a flag or a locale this writer does not take), -1 when jansson
+** refuses it (a scalar without JSON_ENCODE_ANY), else 0 with `b` set up. */
+static int jw_begin(const json_t *v, size_t flags, struct jw_buf *b)
 {
-	if (v == NULL || sink == NULL)
-		return -1;
 	const struct lconv *lc = localeconv();
 	if ((flags & ~(size_t)JW_FLAGS) != 0 || !(flags & JSON_COMPACT) ||
 	    lc == NULL || strcmp(lc->decimal_point, ".") != 0)
-		return json_dump_callback(v, sink, arg, flags);
+		return JW_JANSSON;
 	if (!(flags & JSON_ENCODE_ANY) && !json_is_object(v) &&
 	    !json_is_array(v))
 		return -1;
 	int prec = (int)((flags >> 11) & 0x1F);
-	struct jw_buf b = {.flags = flags, .prec = prec ? prec : 17,
-			   .sink = sink, .arg = arg};
+	*b = (struct jw_buf){.flags = flags, .prec = prec ? prec : 17};
+	return 0;
+}
+
+int jw_dump_sink(const json_t *v, size_t flags, jw_sink sink, void *arg)
+{
+	if (v == NULL || sink == NULL)
+		return -1;
+	struct jw_buf b;
+	int start = jw_begin(v, flags, &b);
+	if (start != 0)
+		return start == JW_JANSSON
+			       ? json_dump_callback(v, sink, arg, flags)
+			       : -1;
+	b.sink = sink;
+	b.arg = arg;
 	b.p = malloc(JW_SINK_BUF);
 	if (b.p == NULL)
 		return -1;
@@ -355,15 +371,10 @@ char *jw_dumps(const json_t *v, size_t flags, size_t *len)
 		*len = 0;
 	if (v == NULL)
 		return NULL;
-	const struct lconv *lc = localeconv();
-	if ((flags & ~(size_t)JW_FLAGS) != 0 || !(flags & JSON_COMPACT) ||
-	    lc == NULL || strcmp(lc->decimal_point, ".") != 0)
-		return by_jansson(v, flags, len);
-	if (!(flags & JSON_ENCODE_ANY) && !json_is_object(v) &&
-	    !json_is_array(v))
-		return NULL;
-	int prec = (int)((flags >> 11) & 0x1F);
-	struct jw_buf b = {.flags = flags, .prec = prec ? prec : 17};
+	struct jw_buf b;
+	int start = jw_begin(v, flags, &b);
+	if (start != 0)
+		return start == JW_JANSSON ? by_jansson(v, flags, len) : NULL;
 	int rc = put_value(&b, v, 0);
 	if (rc == 0 && b.p == NULL)
 		rc = grow(&b, 1);

@@ -444,13 +444,20 @@ static int wanted(const struct st_in_row *r, const char *const *subj,
 	return 0;
 }
 
+/* A decision of `kind` not re-decided, counted by "kind: why". */
+static void count_skip(struct rp *p, const char *kind, const char *why)
+{
+	char sk[96];
+	snprintf(sk, sizeof(sk), "%s: %s", s_or(kind, "?"), why);
+	p->skipped++;
+	bump(p->skips, sk, 1);
+}
+
 /* What one thread keeps from one decision to the next: the reader of the
-** inputs, the parsed grid (the sw dictionaries, the queues), and the
-** arena each decision is made in (reset, not freed, between them). */
+** inputs and the parsed grid (the sw dictionaries, the queues). */
 struct rp_keep {
 	struct exr_reader *rd;
 	struct scj_memo memo;
-	struct arena a;
 };
 
 /* Re-decide one stored decision and add it to the tallies; `k` reads its
@@ -466,7 +473,8 @@ static int replay_one(struct rp *p, struct rp_keep *k,
 	const char *skip = NULL;
 	char *text = NULL;
 	json_t *root = NULL, *stored = NULL, *now = NULL;
-	struct arena *a = &k->a;
+	struct arena a;
+	arena_init(&a, RP_ARENA);
 	int ki = kind_index(r->kind);
 	if (zb_inflate(r->body, r->len, r->raw, &text) != GB_OK)
 		skip = "inputs not inflated";
@@ -484,7 +492,7 @@ static int replay_one(struct rp *p, struct rp_keep *k,
 	const struct ex_opts opts = {.no_sw_text = 1, .memo = &k->memo,
 				     .keep_json = 1};
 	if (skip == NULL &&
-	    ex_run_opts(root, a, &res, err, sizeof(err), &opts) != GB_OK)
+	    ex_run_opts(root, &a, &res, err, sizeof(err), &opts) != GB_OK)
 		skip = "not re-decided";
 	const struct ex_record *x =
 		skip ? NULL : pick_record(&res, r->subject);
@@ -508,7 +516,7 @@ static int replay_one(struct rp *p, struct rp_keep *k,
 		ex_result_release(&res);
 		json_decref(now);
 		json_decref(root);
-		arena_reset(a);
+		arena_free(&a);
 		return 1;
 	}
 	if (same)
@@ -518,10 +526,7 @@ static int replay_one(struct rp *p, struct rp_keep *k,
 		skip = "stored record not JSON";
 	ex_result_release(&res);
 	if (skip != NULL) {
-		p->skipped++;
-		char sk[96];
-		snprintf(sk, sizeof(sk), "%s: %s", s_or(r->kind, "?"), skip);
-		bump(p->skips, sk, 1);
+		count_skip(p, r->kind, skip);
 		goto out;
 	}
 	p->done++;
@@ -580,7 +585,7 @@ out:
 	json_decref(now);
 	json_decref(stored);
 	json_decref(root);
-	arena_reset(a);
+	arena_free(&a);
 	return 0;
 }
 
@@ -745,13 +750,8 @@ static int replay_pending(struct rp *p, const struct rp_batch *b,
 			p->bytes_again += s1.bytes - s0.bytes;
 			p->reused_again += s1.bytes_reused - s0.bytes_reused;
 		}
-		if (skip != NULL) {
-			char sk[96];
-			snprintf(sk, sizeof(sk), "%s: %s", s_or(r->kind, "?"),
-				 skip);
-			p->skipped++;
-			bump(p->skips, sk, 1);
-		}
+		if (skip != NULL)
+			count_skip(p, r->kind, skip);
 		arena_free(&a);
 	}
 	return rc;
@@ -994,7 +994,6 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 	struct rp_keep keep[RP_MAX_THREADS];
 	for (long long t = 0; t < threads; t++) {
 		keep[t].rd = exr_new();
-		arena_init(&keep[t].a, RP_ARENA);
 		if (keep[t].rd == NULL ||
 		    scj_memo_init(&keep[t].memo) != GB_OK) {
 			exr_free(keep[t].rd);
@@ -1096,7 +1095,6 @@ static int cmd_replay(struct cli *cli, int argc, char **argv)
 		rs.bytes_reused += x.bytes_reused;
 		exr_free(keep[t].rd);
 		scj_memo_fini(&keep[t].memo);
-		arena_free(&keep[t].a);
 	}
 	rs.bytes -= p.bytes_again;
 	rs.bytes_reused -= p.reused_again;

@@ -24,9 +24,8 @@
 ** of its members' values changed (a queue's ages when `now` moves, its
 ** job counts when the task is of another share), is a new object whose
 ** unchanged members are the previous json_t values and whose changed ones
-** are parsed from their text. The result
-** is the value json_loads(text, 0) gives: reuse is decided by comparing
-** bytes, never by a hash.
+** are parsed from their text. The result is the value json_loads(text,
+** 0) gives: reuse is decided by comparing bytes, never by a hash.
 **
 ** Sharing: a reused value is the same json_t in both scenarios. A caller
 ** that changes a scenario after loading it (exw_apply) changes the

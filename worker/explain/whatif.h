@@ -165,7 +165,6 @@ struct exw_diff {
 	unsigned changed;               /* every decision's bits OR-ed */
 };
 
-
 /*
 ** The cheap check a replay loop makes per decision: which of EXW_OUTCOME,
 ** EXW_CHOSEN and EXW_DIGEST differ between records `b` and `a` (either

@@ -118,9 +118,9 @@ int wk_txn_event_id(struct wk_txn *t, const char *message_id,
 ** digest is stored beside the inputs; NULL: none): stored in this
 ** transaction ([worker] decision_inputs, dump.h) and kept to be written
 ** as <kind>-<decision_id>.json after the commit ([worker]
-** decision_inputs_dir). Nothing when the worker does
-** neither. Returns 0 or the store's error (the attempt fails with it); a
-** scenario that cannot be compressed is logged, not an error.
+** decision_inputs_dir). Nothing when the worker does neither. Returns 0
+** or the store's error (the attempt fails with it); a scenario that
+** cannot be compressed is logged, not an error.
 */
 int wk_txn_dump(struct wk_txn *t, const char *kind, long long decision_id,
 		const char *record, json_t *scenario);

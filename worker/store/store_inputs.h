@@ -86,9 +86,10 @@ struct st_in_cursor {
 ** in (decided_at, src, decision_id) order, from after `cur`; `cur`
 ** advances to the last row returned. with_records 0 leaves each row's
 ** record (detail) unread and NULL: a caller that needs only the digest
-** reads the few records it does need with st_in_get. One autocommit statement per call:
-** no transaction is held between batches, so a long replay never holds
-** locks or an old read view the workers would pay for. *n == 0: the
+** reads the few records it does need with st_in_get. One autocommit
+** statement per call: no transaction is held between batches, so a long
+** replay never holds locks or an old read view the workers would pay
+** for. *n == 0: the
 ** window is done. Returns 0, GB_EINVAL, GB_ETOOBIG (arena full) or a
 ** database error.
 */
